@@ -1,0 +1,111 @@
+"""One plotting style for every notebook figure, plus the shared figure helpers.
+
+- :func:`use_style` -- the companion's matplotlib style (called by every plotting helper).
+- :func:`save_figure` -- write PNG (and optionally SVG) atomically into a figures folder.
+- :func:`heatmap` -- an annotated matrix plot (similarity matrices, readout scores).
+- :func:`poincare_disk` -- draw 2D Poincaré-ball points inside the unit-radius boundary circle.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+STYLE: dict[str, object] = {
+    "figure.dpi": 100,
+    "savefig.dpi": 130,
+    "savefig.bbox": "tight",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "legend.frameon": False,
+    "image.cmap": "viridis",
+}
+
+
+def use_style() -> None:
+    """Apply the companion's matplotlib rcParams."""
+    plt.rcParams.update(STYLE)
+
+
+def save_figure(fig: plt.Figure, figures_dir: str | os.PathLike, name: str,
+                svg: bool = False) -> Path:
+    """Save ``fig`` as ``<figures_dir>/<name>.png`` (and ``.svg``) atomically; return the PNG path.
+
+    The PNG metadata carries no timestamp, so re-running a notebook rewrites identical bytes when
+    the numbers are identical.
+    """
+    from hgutils.repro import atomic_write_bytes
+
+    if not name or "/" in name:
+        raise ValueError(f"figure name must be a plain file stem; got {name!r}")
+    out = Path(figures_dir)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    atomic_write_bytes(out / f"{name}.png", buf.getvalue())
+    if svg:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        atomic_write_bytes(out / f"{name}.svg", buf.getvalue())
+    return out / f"{name}.png"
+
+
+def heatmap(ax: plt.Axes, matrix: np.ndarray, labels_x: Sequence[str] | None = None,
+            labels_y: Sequence[str] | None = None, title: str = "", cmap: str = "viridis",
+            vmin: float | None = None, vmax: float | None = None, annotate: bool = False,
+            fmt: str = ".2f") -> plt.Axes:
+    """Draw ``matrix`` as an image with optional tick labels, colour bar and cell annotations."""
+    use_style()
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"heatmap expects a 2-D matrix; got shape {m.shape}")
+    im = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    ax.grid(False)
+    if labels_x is not None:
+        ax.set_xticks(range(m.shape[1]), labels_x, rotation=90, fontsize=7)
+    if labels_y is not None:
+        ax.set_yticks(range(m.shape[0]), labels_y, fontsize=7)
+    if annotate:
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                ax.text(j, i, format(m[i, j], fmt), ha="center", va="center", fontsize=6,
+                        color="w" if np.isfinite(m[i, j]) and m[i, j] < np.nanmean(m) else "k")
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    ax.set_title(title)
+    return ax
+
+
+def poincare_disk(ax: plt.Axes, points: np.ndarray, c: float = 1.0, colors: Sequence | None = None,
+                  labels: Sequence | None = None, s: float = 8.0, title: str = "",
+                  cmap: str = "tab10") -> plt.Axes:
+    """Scatter 2-D Poincaré-ball points (radius ``1/sqrt(c)``) rescaled to the unit disk.
+
+    ``points`` is ``[n, 2]``; ``colors`` per point (numbers or colour names); ``labels`` optional
+    legend entries aligned with the distinct values of ``colors``.
+    """
+    use_style()
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"poincare_disk expects points of shape [n, 2]; got {p.shape}")
+    p = p * np.sqrt(c)
+    ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, lw=1.0, color="0.3"))
+    sc = ax.scatter(p[:, 0], p[:, 1], c=colors, s=s, cmap=cmap, linewidths=0)
+    if labels is not None and colors is not None:
+        handles, _ = sc.legend_elements()
+        ax.legend(handles, labels, fontsize=7, loc="upper right")
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_aspect("equal")
+    ax.grid(False)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title)
+    return ax

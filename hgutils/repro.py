@@ -1,0 +1,325 @@
+"""Reproducibility: seeding, config hashing, an atomic on-disk cache, progress bars, the claims ledger.
+
+- :func:`seed_everything` -- one call seeds Python, NumPy and torch (CPU and CUDA).
+- :func:`config_hash` -- a stable short hash of any JSON-like config (dataclasses included).
+- :func:`cached` -- ``cached(name, config, fn)`` computes ``fn()`` once per config and stores it
+  under ``cache_dir()/name/<hash>.pt``; writes are atomic (temp file + ``os.replace``) and a corrupt
+  or partial entry is detected (checksum footer) and recomputed.
+- :func:`progress` -- tqdm, silent when not interactive or under CI.
+- :class:`Claims` -- the claims ledger each notebook ends with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import logging
+import os
+import random
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+log = logging.getLogger("hgutils")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------------------------
+# seeding and hashing
+# --------------------------------------------------------------------------------------------
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed ``random``, ``numpy`` and ``torch`` (all devices); return a seeded CPU generator.
+
+    Same seed and same scale give the same numbers on the same machine. Deterministic CUDA
+    kernels are not forced (that would make paper-scale GPU runs much slower).
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an int; got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+
+
+def _jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {"__dataclass__": type(obj).__name__, **_jsonable(dataclasses.asdict(obj))}
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, (np.integer, np.floating)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().tolist()
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if isinstance(obj, (torch.dtype, torch.device)):
+        return str(obj)
+    raise TypeError(f"config_hash cannot hash a {type(obj).__name__}: {obj!r}")
+
+
+def config_hash(obj: Any, length: int = 16) -> str:
+    """Stable hex digest (sha256, first ``length`` chars) of a JSON-like config.
+
+    Dict key order does not matter; dataclasses hash by class name and fields; tensors and arrays
+    by value. Unsupported objects raise ``TypeError`` rather than hashing their ``repr``.
+    """
+    blob = json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+
+# --------------------------------------------------------------------------------------------
+# atomic files and the on-disk cache
+# --------------------------------------------------------------------------------------------
+_MAGIC = b"HGUTILS-CACHE-v1\n"
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temp file in the same folder, fsync, ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Text version of :func:`atomic_write_bytes` (UTF-8)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_checked(path: str | os.PathLike, obj: Any) -> None:
+    """``torch.save`` ``obj`` atomically with a header and a sha256 footer over the payload."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    payload = buf.getvalue()
+    digest = hashlib.sha256(payload).digest()
+    atomic_write_bytes(path, _MAGIC + payload + digest)
+
+
+def load_checked(path: str | os.PathLike) -> Any:
+    """Load a file written by :func:`save_checked`.
+
+    Raises
+    ------
+    ValueError
+        If the file is truncated, has a bad header or its checksum does not match.
+    """
+    raw = Path(path).read_bytes()
+    if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 32:
+        raise ValueError(f"{path}: not an hgutils cache file (bad header or truncated)")
+    payload, digest = raw[len(_MAGIC) : -32], raw[-32:]
+    if hashlib.sha256(payload).digest() != digest:
+        raise ValueError(f"{path}: checksum mismatch (partial or corrupt write)")
+    return torch.load(io.BytesIO(payload), weights_only=False)
+
+
+def cache_dir() -> Path:
+    """Cache root: ``$HGUTILS_CACHE`` if set, else ``<repo>/.cache`` (ignored by git)."""
+    return Path(os.environ.get("HGUTILS_CACHE", REPO_ROOT / ".cache"))
+
+
+def cached(name: str, config: Any, fn: Callable[[], T], *, root: str | os.PathLike | None = None) -> T:
+    """Return ``fn()``, computed once per ``(name, config)`` and stored on disk.
+
+    The entry lives at ``<root>/<name>/<config_hash(config)>.pt``. A missing, truncated or corrupt
+    entry is (re)computed; hits and misses are logged to the ``hgutils`` logger, never printed, so
+    notebook output does not depend on whether the cache was warm.
+    """
+    if not name or any(ch in name for ch in "/\\"):
+        raise ValueError(f"cache name must be a non-empty name without slashes; got {name!r}")
+    path = Path(root if root is not None else cache_dir()) / name / f"{config_hash(config)}.pt"
+    if path.exists():
+        try:
+            value = load_checked(path)
+            log.info("cache hit %s", path)
+            return value
+        except Exception as exc:  # corrupt or partial: recompute
+            log.warning("cache entry %s unreadable (%s); recomputing", path, exc)
+    value = fn()
+    save_checked(path, value)
+    log.info("cache write %s", path)
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# progress
+# --------------------------------------------------------------------------------------------
+def progress_enabled() -> bool:
+    """True when a human is watching: not under CI/pytest and ``HGUTILS_PROGRESS`` is not ``0``."""
+    flag = os.environ.get("HGUTILS_PROGRESS")
+    if flag is not None:
+        return flag not in ("0", "false", "False", "")
+    if os.environ.get("CI") or "PYTEST_CURRENT_TEST" in os.environ:
+        return False
+    if os.environ.get("PAPERMILL_EXECUTION") or "papermill" in sys.modules:
+        return False
+    return True
+
+
+def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Any:
+    """``tqdm(iterable, **kwargs)`` that is disabled automatically (see :func:`progress_enabled`)."""
+    from tqdm.auto import tqdm
+
+    kwargs.setdefault("disable", not progress_enabled())
+    kwargs.setdefault("leave", False)
+    return tqdm(iterable, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# output locations
+# --------------------------------------------------------------------------------------------
+def output_dirs(notebook: str, scale: str, results_dir: str | os.PathLike | None = None,
+                figures_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """Where a notebook run writes: ``(results/<scale>/<notebook>, figures/<scale>)``, created.
+
+    ``results_dir`` / ``figures_dir`` default to the repository's ``results/`` and ``figures/``.
+    """
+    res = Path(results_dir) if results_dir else REPO_ROOT / "results"
+    fig = Path(figures_dir) if figures_dir else REPO_ROOT / "figures"
+    out_res, out_fig = res / scale / notebook, fig / scale
+    out_res.mkdir(parents=True, exist_ok=True)
+    out_fig.mkdir(parents=True, exist_ok=True)
+    return out_res, out_fig
+
+
+# --------------------------------------------------------------------------------------------
+# claims ledger
+# --------------------------------------------------------------------------------------------
+def _verdict(holds: bool | None) -> str:
+    return {True: "holds", False: "fails", None: "not tested at this scale"}[holds]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@dataclasses.dataclass
+class Claim:
+    """One row of the ledger: a paper claim, the paper's value, ours, and an explicit criterion."""
+
+    id: str
+    statement: str
+    paper: Any
+    ours: Any
+    criterion: str
+    holds: bool | None
+    source: str
+    scale: str
+
+    @property
+    def verdict(self) -> str:
+        return _verdict(self.holds)
+
+
+class Claims:
+    """The claims ledger a notebook ends with.
+
+    ``claims.add(id, statement, paper=..., ours=..., criterion=..., holds=..., source=...)`` records
+    one claim; ``holds`` must come from a comparison computed in the run (``None`` = not tested at
+    this scale). ``save(results_dir)`` writes ``claims.json``; ``show()`` prints the full table;
+    ``print_verdicts()`` prints only ``id: verdict`` lines -- the cell nbval checks.
+    """
+
+    def __init__(self, notebook: str, scale: str) -> None:
+        from hgutils.presets import SCALES
+
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}; got {scale!r}")
+        self.notebook = notebook
+        self.scale = scale
+        self.rows: list[Claim] = []
+
+    def add(self, id: str, statement: str, *, paper: Any, ours: Any, criterion: str,
+            holds: bool | None, source: str) -> Claim:
+        """Record a claim. ``holds`` is ``True``/``False`` from a measured criterion, or ``None``."""
+        if any(r.id == id for r in self.rows):
+            raise ValueError(f"claim id {id!r} already recorded in {self.notebook}")
+        if holds is not None and not isinstance(holds, (bool, np.bool_)):
+            raise ValueError(f"holds must be True, False or None; got {holds!r}")
+        if not criterion:
+            raise ValueError(f"claim {id!r}: a verdict needs an explicit criterion")
+        row = Claim(id, statement, _jsonable(paper), _jsonable(ours), criterion,
+                    None if holds is None else bool(holds), source, self.scale)
+        self.rows.append(row)
+        return row
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "notebook": self.notebook,
+            "scale": self.scale,
+            "claims": [dataclasses.asdict(r) | {"verdict": r.verdict} for r in self.rows],
+        }
+
+    def save(self, results_dir: str | os.PathLike) -> Path:
+        """Write ``<results_dir>/claims.json`` atomically and return its path."""
+        path = Path(results_dir) / "claims.json"
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Claims:
+        """Read a ``claims.json`` written by :meth:`save`."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        out = cls(data["notebook"], data["scale"])
+        for r in data["claims"]:
+            r = {k: v for k, v in r.items() if k != "verdict"}
+            out.rows.append(Claim(**r))
+        return out
+
+    def markdown(self) -> str:
+        """The ledger as a Markdown table."""
+        head = "| claim | statement | paper | ours | criterion | verdict |\n|---|---|---|---|---|---|\n"
+        body = "".join(
+            f"| {r.id} | {r.statement} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.criterion} | "
+            f"{r.verdict} |\n"
+            for r in self.rows
+        )
+        return head + body
+
+    def show(self) -> None:
+        """Display the full table (rich Markdown in Jupyter, plain text elsewhere)."""
+        try:
+            from IPython import get_ipython
+            from IPython.display import Markdown, display
+
+            if get_ipython() is not None:
+                display(Markdown(self.markdown()))
+                return
+        except ImportError:  # pragma: no cover - IPython is a dependency
+            pass
+        print(self.markdown())
+
+    def print_verdicts(self) -> None:
+        """Print ``id: verdict`` per claim -- deterministic text for nbval's checked cell."""
+        for r in self.rows:
+            print(f"{r.id}: {r.verdict}")
