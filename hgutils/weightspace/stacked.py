@@ -1,0 +1,514 @@
+"""Batched training of N same-architecture MLPs stored as stacked tensors.
+
+A zoo of ``N`` MLPs with layer sizes ``(d_0, d_1, ..., d_L)`` is one dict of tensors
+
+.. math::
+    W_l \\in \\mathbb{R}^{N \\times d_{l+1} \\times d_l}, \\qquad b_l \\in \\mathbb{R}^{N \\times d_{l+1}},
+
+keys ``"W0", "b0", "W1", "b1", ...`` (the ``nn.Linear`` layout, ``out x in``). The forward pass is a
+batched matmul per layer, :math:`h_{l+1} = \\sigma(h_l W_l^\\top + b_l)` for every network at once, so a
+32-wide layer -- far too small to fill a CPU on its own -- becomes one GEMM over all networks.
+
+- :func:`init_mlp` -- per-network initialisation (``nn.Linear`` default, scaled normal, SIREN, the
+  DWSNets SIREN variant); ``seeds=`` makes network ``i``'s init depend only on ``seeds[i]``.
+- :func:`mlp_forward` -- stacked forward pass (or a hidden layer's activations, or one network).
+- :func:`train_stacked` -- Adam / AdamW / SGD with per-network state, per-network learning rates,
+  snapshots on a schedule, and per-network early stopping that freezes a network (parameters and
+  optimizer state) while the others continue.
+- :func:`snapshot_schedule` -- uniform or log-spaced snapshot steps, always including 0 and ``steps``.
+
+Why the batch equals N independent runs: ``loss_fn`` returns per-network losses :math:`\\ell_i`, and
+the trainer differentiates :math:`\\sum_i \\ell_i`; because network ``i``'s parameters enter only
+:math:`\\ell_i`, the gradient of the sum w.r.t. :math:`\\theta_i` is
+:math:`\\partial \\ell_i / \\partial \\theta_i`.
+Adam's state is elementwise, so per-network Adam is the same arithmetic as ``torch.optim.Adam`` on
+each network alone (tested to 1e-4 relative after 100 steps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from hgutils.repro import progress
+
+__all__ = [
+    "ACTIVATIONS",
+    "INIT_SCHEMES",
+    "TrainResult",
+    "init_mlp",
+    "mlp_forward",
+    "n_layers",
+    "snapshot_schedule",
+    "train_stacked",
+]
+
+INIT_SCHEMES: tuple[str, ...] = ("kaiming_uniform", "normal", "siren", "siren_dwsnets")
+ACTIVATIONS: tuple[str, ...] = ("relu", "tanh", "sine", "gelu", "identity")
+OPTIMIZERS: tuple[str, ...] = ("adam", "adamw", "sgd")
+Activation = str | Callable[[Tensor], Tensor]
+Params = dict[str, Tensor]
+
+
+# --------------------------------------------------------------------------------------------
+# initialisation
+# --------------------------------------------------------------------------------------------
+def _uniform(shape: tuple[int, ...], bound: float, g: torch.Generator | None, dtype: torch.dtype) -> Tensor:
+    return (torch.rand(shape, generator=g, dtype=dtype) * 2.0 - 1.0) * bound
+
+
+def _init_layer(scheme: str, layer: int, n_layers_: int, fan_in: int, fan_out: int, n: int, *,
+                gain: float, omega0: float, g: torch.Generator | None,
+                dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+    """Initialise one layer for ``n`` networks: ``(W [n, out, in], b [n, out])``."""
+    wshape, bshape = (n, fan_out, fan_in), (n, fan_out)
+    linear_bound = 1.0 / math.sqrt(fan_in)  # nn.Linear: kaiming_uniform(a=sqrt(5)) == U(+-1/sqrt(in))
+    if scheme == "kaiming_uniform":
+        return _uniform(wshape, gain * linear_bound, g, dtype), _uniform(bshape, linear_bound, g, dtype)
+    if scheme == "normal":
+        w = torch.randn(wshape, generator=g, dtype=dtype) * (gain / math.sqrt(fan_in))
+        return w, torch.zeros(bshape, dtype=dtype)
+    if scheme == "siren":
+        # Sitzmann et al. 2020: first layer U(-1/in, 1/in), later layers U(-sqrt(6/in)/w0, +); the
+        # biases keep nn.Linear's default U(-1/sqrt(in), 1/sqrt(in)) (their code re-inits weights only).
+        bound = 1.0 / fan_in if layer == 0 else math.sqrt(6.0 / fan_in) / omega0
+        return _uniform(wshape, gain * bound, g, dtype), _uniform(bshape, linear_bound, g, dtype)
+    if scheme == "siren_dwsnets":
+        # DWSNets `INR`: every sine layer (the first included -- `is_first` is never set) gets
+        # U(-sqrt(6/in)/w0, +) weights and zero biases; the output layer is a plain nn.Linear.
+        # (Its forward also adds 0.5 to the output: pass output_offset=0.5 to mlp_forward.)
+        if layer < n_layers_ - 1:
+            bound = math.sqrt(6.0 / fan_in) / omega0
+            return _uniform(wshape, gain * bound, g, dtype), torch.zeros(bshape, dtype=dtype)
+        return _uniform(wshape, gain * linear_bound, g, dtype), _uniform(bshape, linear_bound, g, dtype)
+    raise ValueError(f"unknown init scheme {scheme!r}; expected one of {INIT_SCHEMES}")
+
+
+def init_mlp(n_nets: int, sizes: Sequence[int], *, scheme: str = "kaiming_uniform", gain: float = 1.0,
+             omega0: float = 30.0, generator: torch.Generator | None = None,
+             dtype: torch.dtype = torch.float32,
+             seeds: Sequence[int] | Tensor | None = None) -> dict[str, Tensor]:
+    """Initial parameters of ``n_nets`` MLPs with layer widths ``sizes`` as stacked tensors.
+
+    Schemes (``fan_in = sizes[l]`` for layer ``l``):
+
+    - ``"kaiming_uniform"`` -- ``nn.Linear``'s default: :math:`W, b \\sim U(\\pm 1/\\sqrt{\\text{fan\\_in}})`
+      (``gain`` scales the weight bound).
+    - ``"normal"`` -- :math:`W \\sim \\mathcal{N}(0, (\\text{gain}/\\sqrt{\\text{fan\\_in}})^2)`,
+      :math:`b = 0` (``gain`` sets the rich/lazy init scale).
+    - ``"siren"`` -- Sitzmann et al. (2020): :math:`W_0 \\sim U(\\pm 1/\\text{fan\\_in})`, later
+      :math:`W_l \\sim U(\\pm\\sqrt{6/\\text{fan\\_in}}/\\omega_0)`; biases as ``nn.Linear``.
+    - ``"siren_dwsnets"`` -- the DWSNets INR: every sine layer
+      :math:`U(\\pm\\sqrt{6/\\text{fan\\_in}}/\\omega_0)` with zero bias,
+      output layer ``nn.Linear`` default (its forward adds 0.5: ``mlp_forward(output_offset=0.5)``).
+
+    Parameters
+    ----------
+    generator
+        Random source for all networks at once (draw order: layer by layer, ``W`` then ``b``).
+    seeds
+        Alternatively one integer seed per network: network ``i`` is then drawn from its own
+        generator seeded with ``seeds[i]``, so its init does not depend on ``n_nets`` or on how a
+        zoo is chunked. Mutually exclusive with ``generator``.
+
+    Returns
+    -------
+    dict
+        ``"W{l}"`` ``[N, sizes[l+1], sizes[l]]`` and ``"b{l}"`` ``[N, sizes[l+1]]``.
+    """
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) < 2 or any(s <= 0 for s in sizes):
+        raise ValueError(f"sizes must list >= 2 positive layer widths (input, ..., output); got {sizes}")
+    if not isinstance(n_nets, int) or n_nets <= 0:
+        raise ValueError(f"n_nets must be a positive int; got {n_nets!r}")
+    if scheme not in INIT_SCHEMES:
+        raise ValueError(f"unknown init scheme {scheme!r}; expected one of {INIT_SCHEMES}")
+    if seeds is not None and generator is not None:
+        raise ValueError("pass either generator= or seeds=, not both")
+    L = len(sizes) - 1
+
+    def draw(n: int, g: torch.Generator | None) -> dict[str, Tensor]:
+        out: dict[str, Tensor] = {}
+        for l in range(L):
+            w, b = _init_layer(scheme, l, L, sizes[l], sizes[l + 1], n, gain=gain, omega0=omega0, g=g,
+                               dtype=dtype)
+            out[f"W{l}"], out[f"b{l}"] = w, b
+        return out
+
+    if seeds is None:
+        return draw(n_nets, generator)
+    seeds = [int(s) for s in (seeds.tolist() if isinstance(seeds, Tensor) else seeds)]
+    if len(seeds) != n_nets:
+        raise ValueError(f"seeds must hold one seed per network ({n_nets}); got {len(seeds)}")
+    parts = []
+    for s in seeds:
+        g = torch.Generator()
+        g.manual_seed(s)
+        parts.append(draw(1, g))
+    return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
+
+
+# --------------------------------------------------------------------------------------------
+# forward
+# --------------------------------------------------------------------------------------------
+def n_layers(params: Mapping[str, Tensor]) -> int:
+    """Number of linear layers ``L`` in a stacked parameter dict (keys ``W0..W{L-1}``, ``b0..``)."""
+    L = 0
+    while f"W{L}" in params:
+        L += 1
+    if L == 0:
+        raise ValueError(f"params must hold keys 'W0', 'b0', ...; got keys {sorted(params)}")
+    expected = {f"{p}{l}" for l in range(L) for p in "Wb"}
+    if set(params) != expected:
+        raise ValueError(f"params keys must be exactly {sorted(expected)}; got {sorted(params)}")
+    return L
+
+
+def check_params(params: Mapping[str, Tensor]) -> tuple[int, tuple[int, ...]]:
+    """Validate a stacked parameter dict; return ``(N, sizes)``."""
+    L = n_layers(params)
+    W0 = params["W0"]
+    if W0.dim() != 3:
+        raise ValueError(f"W0 must be [N, out, in]; got shape {tuple(W0.shape)}")
+    N = W0.shape[0]
+    sizes = [W0.shape[2]]
+    for l in range(L):
+        W, b = params[f"W{l}"], params[f"b{l}"]
+        if W.dim() != 3 or W.shape[0] != N or W.shape[2] != sizes[-1]:
+            raise ValueError(f"W{l} must be [N={N}, out, in={sizes[-1]}]; got shape {tuple(W.shape)}")
+        if tuple(b.shape) != (N, W.shape[1]):
+            raise ValueError(f"b{l} must be [N={N}, out={W.shape[1]}]; got shape {tuple(b.shape)}")
+        sizes.append(W.shape[1])
+    return N, tuple(sizes)
+
+
+def _activation(activation: Activation, omega0: float | None) -> Callable[[Tensor], Tensor]:
+    if callable(activation):
+        return activation
+    if activation == "relu":
+        return torch.relu
+    if activation == "tanh":
+        return torch.tanh
+    if activation == "gelu":
+        return torch.nn.functional.gelu
+    if activation == "identity":
+        return lambda z: z
+    if activation == "sine":
+        w = 30.0 if omega0 is None else float(omega0)
+        return lambda z: torch.sin(w * z)
+    raise ValueError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS} or a callable")
+
+
+def mlp_forward(params: Mapping[str, Tensor], x: Tensor, activation: Activation = "relu",
+                *, omega0: float | None = None, layer: int | None = None, net: int | None = None,
+                output_offset: float = 0.0) -> Tensor:
+    """Stacked forward :math:`h_{l+1} = \\sigma(h_l W_l^\\top + b_l)`, no activation after the last layer.
+
+    Parameters
+    ----------
+    x
+        ``[N, P, in]`` (one input set per network) or ``[P, in]`` (shared by all networks).
+    activation
+        ``"relu" | "tanh" | "sine" | "gelu" | "identity"`` or a callable; ``"sine"`` is
+        :math:`\\sin(\\omega_0 z)` (``omega0`` defaults to 30, the SIREN value) on hidden layers.
+    layer
+        If given, return the post-activation of hidden layer ``layer`` (0-based) instead of the output.
+    net
+        If given, run only network ``net`` on ``x [P, in]`` and return ``[P, out]`` (for per-network
+        Jacobians with ``torch.func``).
+    output_offset
+        Constant added to the output (the DWSNets INR adds 0.5).
+
+    Returns
+    -------
+    Tensor
+        ``[N, P, out]`` (or ``[P, out]`` with ``net=``; the hidden width with ``layer=``).
+    """
+    N, sizes = check_params(params)
+    L = len(sizes) - 1
+    act = _activation(activation, omega0)
+    if layer is not None and not (0 <= layer < L - 1):
+        raise ValueError(f"layer must index a hidden layer in [0, {L - 2}]; got {layer}")
+    if x.shape[-1] != sizes[0]:
+        raise ValueError(f"x must end in the input width {sizes[0]}; got shape {tuple(x.shape)}")
+    if net is not None:
+        if not (-N <= net < N):
+            raise ValueError(f"net must index one of the {N} networks; got {net}")
+        if x.dim() != 2:
+            raise ValueError(f"with net=, x must be [P, in]; got shape {tuple(x.shape)}")
+        h = x
+        for l in range(L):
+            h = torch.nn.functional.linear(h, params[f"W{l}"][net], params[f"b{l}"][net])
+            if l < L - 1:
+                h = act(h)
+                if layer == l:
+                    return h
+        return h + output_offset if output_offset else h
+    if x.dim() == 2:
+        h = None  # shared inputs: first layer is a broadcast matmul [P,in] @ [N,in,out]
+    elif x.dim() == 3:
+        if x.shape[0] != N:
+            raise ValueError(f"x [N, P, in] must have N={N} input sets; got shape {tuple(x.shape)}")
+        h = x
+    else:
+        raise ValueError(f"x must be [N, P, in] or [P, in]; got shape {tuple(x.shape)}")
+    for l in range(L):
+        W, b = params[f"W{l}"], params[f"b{l}"]
+        if h is None:
+            h = torch.matmul(x, W.transpose(1, 2)) + b.unsqueeze(1)
+        else:
+            h = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
+        if l < L - 1:
+            h = act(h)
+            if layer == l:
+                return h
+    return h + output_offset if output_offset else h
+
+
+# --------------------------------------------------------------------------------------------
+# snapshot schedules
+# --------------------------------------------------------------------------------------------
+def snapshot_schedule(steps: int, T: int, kind: str = "uniform") -> list[int]:
+    """``T`` distinct snapshot steps in ``[0, steps]``, always including ``0`` and ``steps``.
+
+    ``"uniform"``: ``round(linspace(0, steps, T))``; ``"log"``: ``0`` followed by ``T-1`` log-spaced
+    steps from 1 to ``steps`` (dense early, where training changes fastest), nudged to be distinct.
+    """
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative int; got {steps!r}")
+    if not isinstance(T, int) or T < 1:
+        raise ValueError(f"T must be a positive int; got {T!r}")
+    if T > steps + 1:
+        raise ValueError(f"T={T} snapshots need at least T-1={T - 1} training steps; got steps={steps}")
+    if T == 1:
+        if steps != 0:
+            raise ValueError(f"a schedule includes step 0 and step {steps}, so T must be >= 2; got T=1")
+        return [0]
+    if kind == "uniform":
+        raw = [round(i * steps / (T - 1)) for i in range(T)]
+    elif kind == "log":
+        raw = [0] + [round(math.exp(math.log(steps) * i / (T - 2))) if T > 2 else steps for i in range(T - 1)]
+    else:
+        raise ValueError(f"unknown schedule kind {kind!r}; expected 'uniform' or 'log'")
+    out = [0] * T
+    for i in range(1, T):  # strictly increasing, then pull back under the upper bound
+        out[i] = max(raw[i], out[i - 1] + 1)
+    out[-1] = steps
+    for i in range(T - 2, -1, -1):
+        out[i] = min(out[i], out[i + 1] - 1)
+    return out
+
+
+def _check_snapshot_steps(snapshot_steps: Sequence[int] | None, steps: int) -> list[int]:
+    if snapshot_steps is None:
+        return [0, steps] if steps > 0 else [0]
+    s = [int(v) for v in snapshot_steps]
+    if len(s) > steps + 1:
+        raise ValueError(f"T={len(s)} snapshots need at least T-1={len(s) - 1} training steps; "
+                         f"got steps={steps}")
+    if any(v < 0 or v > steps for v in s) or any(b <= a for a, b in zip(s, s[1:])):
+        raise ValueError(f"snapshot_steps must be strictly increasing within [0, {steps}]; got {s}")
+    return s
+
+
+# --------------------------------------------------------------------------------------------
+# training
+# --------------------------------------------------------------------------------------------
+@dataclass
+class TrainResult:
+    """Output of :func:`train_stacked`.
+
+    Attributes
+    ----------
+    params
+        Final parameters (detached), same layout as the input.
+    snapshots
+        ``{key: [N, T, ...]}``; snapshot ``t`` holds the parameters at step ``steps[t]``, i.e. *before*
+        update ``steps[t] + 1`` (step 0 = the initialisation, step ``steps`` = the final parameters).
+    steps
+        ``[T]`` int64 snapshot steps.
+    losses
+        ``[N]`` per-network loss of the final parameters.
+    history
+        ``[steps, N]`` loss at each step (evaluated on the parameters before that step's update).
+    stopped_at
+        ``[N]`` int64: the step at which ``stop_fn`` froze the network (its parameters are those of
+        that step), ``-1`` if it never stopped.
+    """
+
+    params: dict[str, Tensor]
+    snapshots: dict[str, Tensor]
+    steps: Tensor
+    losses: Tensor
+    history: Tensor
+    stopped_at: Tensor
+
+
+def _per_net(value: float | Tensor, N: int, name: str, dtype: torch.dtype) -> float | Tensor:
+    if isinstance(value, Tensor):
+        if value.dim() == 0:
+            return float(value)
+        if value.shape != (N,):
+            raise ValueError(f"{name} must be a float or a [N={N}] tensor; got shape {tuple(value.shape)}")
+        return value.to(dtype)
+    return float(value)
+
+
+def _bcast(v: float | Tensor, like: Tensor) -> float | Tensor:
+    return v.view(-1, *([1] * (like.dim() - 1))) if isinstance(v, Tensor) else v
+
+
+def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor]], Tensor] | None, *,
+                  steps: int, optimizer: str = "adam", lr: float | Tensor = 1e-3, weight_decay: float = 0.0,
+                  momentum: float = 0.0, snapshot_steps: Sequence[int] | None = None,
+                  stop_fn: Callable[[dict[str, Tensor], Tensor], Tensor] | None = None,
+                  desc: str | None = None, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                  value_and_grad: Callable[[Params], tuple[Tensor, Params]] | None = None,
+                  final_loss_fn: Callable[[dict[str, Tensor]], Tensor] | None = None,
+                  snapshot_dtype: torch.dtype | None = None) -> TrainResult:
+    """Train N stacked networks at once; each network gets exactly its own gradient and optimizer state.
+
+    Parameters
+    ----------
+    params
+        Stacked parameters ``{"W0": [N, out, in], "b0": [N, out], ...}`` (not modified; copied).
+    loss_fn
+        ``loss_fn(params) -> [N]`` per-network losses; their *sum* is differentiated. Called once per
+        step in order (a closure may iterate over minibatches) and once more for the final losses.
+    steps
+        Number of updates.
+    optimizer
+        ``"adam"`` (``torch.optim.Adam`` arithmetic, L2 ``weight_decay`` added to the gradient),
+        ``"adamw"`` (decoupled decay, ``torch.optim.AdamW``) or ``"sgd"`` (``torch.optim.SGD`` with
+        ``momentum``, dampening 0).
+    lr
+        A float or a per-network ``[N]`` tensor.
+    snapshot_steps
+        Steps in ``[0, steps]`` at which to record the parameters (see :func:`snapshot_schedule`);
+        default ``[0, steps]``.
+    stop_fn
+        ``stop_fn(params, losses) -> bool [N]``, evaluated each step on the current parameters and
+        their losses; a network that becomes ``True`` is frozen from then on (parameters and
+        optimizer state untouched; the step's update is not applied to it).
+    value_and_grad
+        Optional fused ``params -> (losses [N], grads dict)`` replacing autograd (e.g. hand-written
+        SIREN gradients). Exactly one of ``loss_fn`` / ``value_and_grad`` is needed per step.
+    final_loss_fn
+        Loss for the reported final losses (default ``loss_fn``, or ``value_and_grad``'s losses).
+    snapshot_dtype
+        Storage dtype of the snapshots (e.g. ``torch.float16``); default the parameter dtype.
+    """
+    N, _ = check_params(params)
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative int; got {steps!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {OPTIMIZERS}")
+    if loss_fn is None and value_and_grad is None:
+        raise ValueError("train_stacked needs loss_fn or value_and_grad")
+    snaps = _check_snapshot_steps(snapshot_steps, steps)
+    keys = list(params)
+    dtype = params["W0"].dtype
+    p = {k: params[k].detach().clone() for k in keys}
+    lr_ = _per_net(lr, N, "lr", dtype)
+    if isinstance(lr_, Tensor):
+        lr_ = lr_.to(p["W0"].device)
+    beta1, beta2 = betas
+    sdtype = snapshot_dtype or dtype
+    snapshots = {k: torch.empty((N, len(snaps), *p[k].shape[1:]), dtype=sdtype) for k in keys}
+    snap_index = {s: i for i, s in enumerate(snaps)}
+    history = torch.empty((steps, N), dtype=dtype)
+    stopped_at = torch.full((N,), -1, dtype=torch.int64)
+    active = torch.ones(N, dtype=torch.bool, device=p["W0"].device)
+    any_frozen = False
+    t = torch.zeros(N, dtype=dtype, device=p["W0"].device)  # per-network Adam step count
+    m = {k: torch.zeros_like(p[k]) for k in keys}
+    v = {k: torch.zeros_like(p[k]) for k in keys} if optimizer != "sgd" else {}
+
+    def evaluate(q: dict[str, Tensor]) -> tuple[Tensor, dict[str, Tensor]]:
+        if value_and_grad is not None:
+            losses, grads = value_and_grad(q)
+            return losses.detach(), grads
+        leaves = {k: q[k].requires_grad_(True) for k in keys}
+        losses = loss_fn(leaves)
+        if losses.shape != (N,):
+            raise ValueError(f"loss_fn must return per-network losses [N={N}]; "
+                             f"got shape {tuple(losses.shape)}")
+        grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in keys])
+        for k in keys:
+            q[k].requires_grad_(False)
+        return losses.detach(), dict(zip(keys, grads))
+
+    def record(step: int) -> None:
+        i = snap_index.get(step)
+        if i is not None:
+            for k in keys:
+                snapshots[k][:, i] = p[k].detach().to(sdtype)
+
+    for s in progress(range(steps), desc=desc, total=steps):
+        record(s)
+        losses, grads = evaluate(p)
+        history[s] = losses.to(history.device)
+        if stop_fn is not None:
+            stop = torch.as_tensor(stop_fn(p, losses), dtype=torch.bool, device=active.device)
+            if stop.shape != (N,):
+                raise ValueError(f"stop_fn must return bool [N={N}]; got shape {tuple(stop.shape)}")
+            newly = stop & active
+            if bool(newly.any()):
+                stopped_at[newly.cpu()] = s
+                active &= ~newly
+                any_frozen = True
+            if not bool(active.any()):
+                for s2 in range(s + 1, steps):
+                    history[s2] = losses
+                for s2 in snaps:
+                    if s2 > s:
+                        record(s2)
+                break
+        with torch.no_grad():
+            t_new = t + active.to(dtype) if any_frozen else t + 1
+            for k in keys:
+                g, w = grads[k], p[k]
+                mask = _bcast(active, w) if any_frozen else None
+                if optimizer == "sgd":
+                    if weight_decay:
+                        g = g + weight_decay * w
+                    if momentum:
+                        buf = momentum * m[k] + g
+                        m[k] = torch.where(mask, buf, m[k]) if mask is not None else buf
+                        g = m[k]
+                    upd = g * _bcast(lr_, w)
+                else:
+                    if optimizer == "adam" and weight_decay:
+                        g = g + weight_decay * w
+                    m_new = torch.lerp(m[k], g, 1 - beta1)
+                    v_new = v[k] * beta2 + (1 - beta2) * g * g
+                    if mask is not None:
+                        m_new, v_new = torch.where(mask, m_new, m[k]), torch.where(mask, v_new, v[k])
+                    m[k], v[k] = m_new, v_new
+                    tt = _bcast(t_new.clamp(min=1), w)
+                    bc1 = 1 - beta1 ** tt
+                    bc2_sqrt = torch.sqrt(1 - beta2 ** tt)
+                    denom = v_new.sqrt() / bc2_sqrt + eps
+                    upd = (_bcast(lr_, w) / bc1) * m_new / denom
+                    if optimizer == "adamw" and weight_decay:
+                        upd = upd + _bcast(lr_, w) * weight_decay * w
+                if mask is not None:
+                    upd = upd * mask
+                p[k] = w - upd
+            t = t_new
+    else:
+        record(steps)
+    with torch.no_grad():
+        if final_loss_fn is not None:
+            final = final_loss_fn(p)
+        elif value_and_grad is not None:
+            final = value_and_grad(p)[0]
+        else:
+            final = loss_fn(p)
+    return TrainResult(params={k: p[k].detach() for k in keys}, snapshots=snapshots,
+                       steps=torch.tensor(snaps, dtype=torch.int64), losses=final.detach(),
+                       history=history, stopped_at=stopped_at)
