@@ -1,0 +1,61 @@
+# hgutils companion -- the two commands of the README, each bootstrapping .venv/ on first use.
+#
+#   make reproduce                 execute every numbered notebook at SCALE (default: medium)
+#   make reproduce SCALE=smoke     ... at another preset; ONLY=05,06 selects notebooks
+#   make reproduce SCALE=paper DEVICE=cuda
+#   make test                      lint + unit/property tests + nbval over notebooks/
+#
+# torch is installed first, alone, so that geoopt's dependency on torch does not pull a CUDA build.
+# TORCH_SPEC / TORCH_PIP_ARGS choose the build (e.g. TORCH_PIP_ARGS="--index-url
+# https://download.pytorch.org/whl/cpu" for a CPU-only wheel on a machine without a local one).
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+SCALE ?= medium
+DEVICE ?= cpu
+ONLY ?=
+JOBS ?= 1
+NBVAL_TIMEOUT ?= 900
+
+# Development copies of CIFAR-10 / TEB (../shared/data) are used by `make reproduce` when present;
+# an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
+HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+
+.PHONY: reproduce test unit nbval lint claims venv clean-results
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+reproduce: $(STAMP)
+	HGUTILS_DATA="$(HGUTILS_DATA)" $(PY) -m hgutils reproduce --scale $(SCALE) --device $(DEVICE) \
+		$(if $(ONLY),--only $(ONLY),)
+
+claims: $(STAMP)
+	$(PY) -m hgutils claims --scale $(SCALE)
+
+lint: $(STAMP)
+	$(PY) -m ruff check hgutils tests benchmarks notebooks
+
+unit: $(STAMP)
+	HGUTILS_PROGRESS=0 MPLBACKEND=Agg $(PY) -m pytest tests -q
+
+nbval: $(STAMP)
+	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
+		HGUTILS_PROGRESS=0 $(PY) -m pytest -q --nbval-lax --nbval-current-env \
+			--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=$(NBVAL_TIMEOUT) notebooks; \
+	else echo "no notebooks to check"; fi
+
+test: lint unit nbval
+
+clean-results:
+	rm -rf results/smoke results/medium results/paper results/sweeps
