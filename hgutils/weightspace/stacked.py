@@ -412,48 +412,61 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
     snaps = _check_snapshot_steps(snapshot_steps, steps)
     keys = list(params)
     dtype = params["W0"].dtype
-    p = {k: params[k].detach().clone() for k in keys}
-    lr_ = _per_net(lr, N, "lr", dtype)
-    if isinstance(lr_, Tensor):
-        lr_ = lr_.to(p["W0"].device)
+    device = params["W0"].device
+    # one flat [N, D] buffer for all parameters: the optimizer is a handful of ops per step
+    layout: list[tuple[str, int, int, tuple[int, ...]]] = []
+    off = 0
+    for k in keys:
+        shape = tuple(params[k].shape[1:])
+        n = math.prod(shape)
+        layout.append((k, off, n, shape))
+        off += n
+    flat = torch.cat([params[k].detach().reshape(N, -1) for k in keys], dim=1).to(dtype).clone()
+
+    def views(buf: Tensor) -> dict[str, Tensor]:
+        return {k: buf[:, o:o + n].view(N, *shape) for k, o, n, shape in layout}
+
+    lr_ = _per_net(lr, N, "lr", torch.float64)
+    lr_col = (lr_.to(device) if isinstance(lr_, Tensor) else torch.full((N,), lr_, dtype=torch.float64,
+                                                                          device=device)).view(N, 1)
     beta1, beta2 = betas
     sdtype = snapshot_dtype or dtype
-    snapshots = {k: torch.empty((N, len(snaps), *p[k].shape[1:]), dtype=sdtype) for k in keys}
+    snapshots = {k: torch.empty((N, len(snaps), *params[k].shape[1:]), dtype=sdtype) for k in keys}
     snap_index = {s: i for i, s in enumerate(snaps)}
     history = torch.empty((steps, N), dtype=dtype)
     stopped_at = torch.full((N,), -1, dtype=torch.int64)
-    active = torch.ones(N, dtype=torch.bool, device=p["W0"].device)
+    active = torch.ones(N, dtype=torch.bool, device=device)
     any_frozen = False
-    t = torch.zeros(N, dtype=dtype, device=p["W0"].device)  # per-network Adam step count
-    m = {k: torch.zeros_like(p[k]) for k in keys}
-    v = {k: torch.zeros_like(p[k]) for k in keys} if optimizer != "sgd" else {}
+    t = torch.zeros((N, 1), dtype=torch.float64, device=device)  # per-network step counts
+    m = torch.zeros_like(flat)
+    v = torch.zeros_like(flat) if optimizer != "sgd" else None
 
-    def evaluate(q: dict[str, Tensor]) -> tuple[Tensor, dict[str, Tensor]]:
+    def evaluate() -> tuple[Tensor, Tensor]:
         if value_and_grad is not None:
-            losses, grads = value_and_grad(q)
+            losses, grads = value_and_grad(views(flat))
+            if isinstance(grads, Mapping):
+                grads = torch.cat([grads[k].reshape(N, -1) for k in keys], dim=1)
             return losses.detach(), grads
-        leaves = {k: q[k].requires_grad_(True) for k in keys}
-        losses = loss_fn(leaves)
+        leaf = flat.detach().requires_grad_(True)
+        losses = loss_fn(views(leaf))
         if losses.shape != (N,):
             raise ValueError(f"loss_fn must return per-network losses [N={N}]; "
                              f"got shape {tuple(losses.shape)}")
-        grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in keys])
-        for k in keys:
-            q[k].requires_grad_(False)
-        return losses.detach(), dict(zip(keys, grads))
+        (grads,) = torch.autograd.grad(losses.sum(), leaf)
+        return losses.detach(), grads
 
     def record(step: int) -> None:
         i = snap_index.get(step)
         if i is not None:
-            for k in keys:
-                snapshots[k][:, i] = p[k].detach().to(sdtype)
+            for k, w in views(flat).items():
+                snapshots[k][:, i] = w.to(sdtype)
 
     for s in progress(range(steps), desc=desc, total=steps):
         record(s)
-        losses, grads = evaluate(p)
+        losses, g = evaluate()
         history[s] = losses.to(history.device)
         if stop_fn is not None:
-            stop = torch.as_tensor(stop_fn(p, losses), dtype=torch.bool, device=active.device)
+            stop = torch.as_tensor(stop_fn(views(flat), losses), dtype=torch.bool, device=device)
             if stop.shape != (N,):
                 raise ValueError(f"stop_fn must return bool [N={N}]; got shape {tuple(stop.shape)}")
             newly = stop & active
@@ -469,46 +482,56 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
                         record(s2)
                 break
         with torch.no_grad():
-            t_new = t + active.to(dtype) if any_frozen else t + 1
-            for k in keys:
-                g, w = grads[k], p[k]
-                mask = _bcast(active, w) if any_frozen else None
-                if optimizer == "sgd":
-                    if weight_decay:
-                        g = g + weight_decay * w
-                    if momentum:
-                        buf = momentum * m[k] + g
-                        m[k] = torch.where(mask, buf, m[k]) if mask is not None else buf
-                        g = m[k]
-                    upd = g * _bcast(lr_, w)
-                else:
-                    if optimizer == "adam" and weight_decay:
-                        g = g + weight_decay * w
-                    m_new = torch.lerp(m[k], g, 1 - beta1)
-                    v_new = v[k] * beta2 + (1 - beta2) * g * g
-                    if mask is not None:
-                        m_new, v_new = torch.where(mask, m_new, m[k]), torch.where(mask, v_new, v[k])
-                    m[k], v[k] = m_new, v_new
-                    tt = _bcast(t_new.clamp(min=1), w)
-                    bc1 = 1 - beta1 ** tt
-                    bc2_sqrt = torch.sqrt(1 - beta2 ** tt)
-                    denom = v_new.sqrt() / bc2_sqrt + eps
-                    upd = (_bcast(lr_, w) / bc1) * m_new / denom
-                    if optimizer == "adamw" and weight_decay:
-                        upd = upd + _bcast(lr_, w) * weight_decay * w
-                if mask is not None:
-                    upd = upd * mask
-                p[k] = w - upd
-            t = t_new
+            t += active.to(t.dtype).view(N, 1) if any_frozen else 1
+            if not any_frozen:
+                _update_all(flat, g, m, v, optimizer, lr_col, weight_decay, momentum, beta1, beta2, eps, t)
+            else:
+                col = active.view(N, 1)
+                new_flat, new_m, new_v = flat.clone(), m.clone(), v.clone() if v is not None else None
+                _update_all(new_flat, g, new_m, new_v, optimizer, lr_col, weight_decay, momentum, beta1,
+                            beta2, eps, t.clamp(min=1))
+                flat.copy_(torch.where(col, new_flat, flat))
+                m.copy_(torch.where(col, new_m, m))
+                if v is not None:
+                    v.copy_(torch.where(col, new_v, v))
     else:
         record(steps)
+    final_p = views(flat.detach())
     with torch.no_grad():
         if final_loss_fn is not None:
-            final = final_loss_fn(p)
+            final = final_loss_fn(final_p)
         elif value_and_grad is not None:
-            final = value_and_grad(p)[0]
+            final = value_and_grad(final_p)[0]
         else:
-            final = loss_fn(p)
-    return TrainResult(params={k: p[k].detach() for k in keys}, snapshots=snapshots,
+            final = loss_fn(final_p)
+    return TrainResult(params={k: w.contiguous() for k, w in final_p.items()}, snapshots=snapshots,
                        steps=torch.tensor(snaps, dtype=torch.int64), losses=final.detach(),
                        history=history, stopped_at=stopped_at)
+
+
+def _update_all(p: Tensor, g: Tensor, m: Tensor, v: Tensor | None, optimizer: str, lr_col: Tensor,
+                wd: float, momentum: float, beta1: float, beta2: float, eps: float, t: Tensor) -> None:
+    """One in-place optimizer step on flat ``[N, D]`` buffers, the arithmetic of ``torch.optim``.
+
+    ``lr_col`` is the ``[N, 1]`` float64 learning rate, ``t`` the ``[N, 1]`` float64 (1-based) step count;
+    bias corrections are computed in float64 per network, as ``torch.optim.Adam`` does in Python floats.
+    """
+    lr_p = lr_col.to(p.dtype)
+    if optimizer == "sgd":
+        if wd:
+            g = g.add(p, alpha=wd)
+        if momentum:
+            m.mul_(momentum).add_(g)
+            g = m
+        p.sub_(g * lr_p)
+        return
+    if optimizer == "adamw" and wd:
+        p.mul_((1 - lr_col * wd).to(p.dtype))
+    elif wd:
+        g = g.add(p, alpha=wd)
+    m.lerp_(g, 1 - beta1)
+    v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    step_size = (lr_col / (1 - beta1 ** t)).to(p.dtype)
+    bc2_sqrt = torch.sqrt(1 - beta2 ** t).to(p.dtype)
+    denom = (v.sqrt() / bc2_sqrt).add_(eps)
+    p.sub_(m / denom * step_size)
