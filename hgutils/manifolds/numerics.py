@@ -111,3 +111,13 @@ def check_curvature(c: float | torch.Tensor) -> torch.Tensor | float:
             f"curvature magnitude c must be finite and > 0 (sectional curvature is -c); got c = {c}"
         )
     return c
+
+
+def clamp_pos(x: torch.Tensor, floor: float = MIN_NORM) -> torch.Tensor:
+    r""":math:`\max(x, \text{floor})` for quantities that are positive in exact arithmetic.
+
+    Used for Lorentz squared norms before a square root (``floor = MIN_NORM**2``: the root of a
+    zero tangent vector or of the chord between coincident points is ``1e-15``, never a 0/0 or an
+    infinite gradient) and for denominators such as ``1 - c||p||^2`` that float32 can round to 0.
+    """
+    return x.clamp_min(floor)
