@@ -240,7 +240,7 @@ def _color(c: int, i: int, split: str) -> tuple[int, int, int]:
     return (40 * c + 10, 20 * i + 5, 200 if split == "train" else 100)
 
 
-def test_cifar_image_folder_zip(tmp_path: Path) -> None:
+def test_cifar_image_folder_zip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     zpath = tmp_path / "cifar10-images.zip"
     with zipfile.ZipFile(zpath, "w") as zf:
         for split, n in (("train", 4), ("test", 2)):
@@ -251,7 +251,18 @@ def test_cifar_image_folder_zip(tmp_path: Path) -> None:
     # a CIFAR-100 zip next to it must not be picked up for cifar10
     with zipfile.ZipFile(tmp_path / "cifar100-images.zip", "w") as zf:
         zf.writestr("train/apple/0.png", _png((1, 2, 3)))
+    decoded: list[int] = []
+    real_decode = images_mod._decode
+
+    def spy(blobs, members):  # type: ignore[no-untyped-def]
+        decoded.append(len(members))
+        return real_decode(blobs, members)
+
+    monkeypatch.setattr(images_mod, "_decode", spy)
+    lim = load_images("cifar10", "train", data_dir=tmp_path, limit=6, seed=0)
+    assert decoded == [6]  # a limit decodes only the stratified prefix
     d = load_images("cifar10", "train", data_dir=tmp_path)
+    assert decoded == [6, 12]
     _check_images(d, (3, 32, 32), 3)
     assert d.classes == CLASSES3 and len(d) == 12 and _counts(d.labels, 3) == [4, 4, 4]
     assert "zip" in d.source and "lossy" not in d.source  # PNG is lossless
@@ -261,12 +272,14 @@ def test_cifar_image_folder_zip(tmp_path: Path) -> None:
     assert torch.all((d.images[:, 2] * 255).round() == 200)
     te = load_images("cifar10", "test", data_dir=tmp_path)
     assert len(te) == 6 and torch.all((te.images[:, 2] * 255).round() == 100)
-    # limit decodes only a stratified prefix, which equals the prefix of the full order
-    lim = load_images("cifar10", "train", data_dir=tmp_path, limit=6, seed=0)
+    # the limited prefix equals the prefix of the full order
     assert _counts(lim.labels, 3) == [2, 2, 2] and torch.equal(lim.images, d.images[:6])
     assert "limit=6" in lim.source
-    # second call hits the cache and returns the same data
+    # later calls hit the cache (no decoding) and return the same data
+    n_calls = len(decoded)
     assert torch.equal(load_images("cifar10", "train", data_dir=tmp_path).images, d.images)
+    lim4 = load_images("cifar10", "train", data_dir=tmp_path, limit=4, seed=0)
+    assert len(decoded) == n_calls and torch.equal(lim4.images, d.images[:4])
 
 
 def test_cifar_image_folder_directory_jpeg(tmp_path: Path) -> None:

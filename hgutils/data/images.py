@@ -310,10 +310,11 @@ def _load_image_folder(path: Path, split: str, limit: int | None,
     """Decode an image-folder split from a directory or zip; cached (see :func:`hgutils.repro.cached`).
 
     Returns ``(uint8 [n, 3, H, W] in stratified order, labels, classes, any_jpeg)``. Without a limit the
-    whole split is decoded once (in file-name order) and cached; with a limit only the first ``limit``
-    images of the stratified order are decoded (and cached under that limit and seed).
+    whole split is decoded once (in file-name order) and cached; with a limit, the full cache entry is
+    used if it exists, else only the first ``limit`` images of the stratified order are decoded (and
+    cached under that limit and seed).
     """
-    from hgutils.repro import cached
+    from hgutils.repro import cache_dir, cached, config_hash
 
     if path.is_file():
         with zipfile.ZipFile(path) as zf:
@@ -343,7 +344,8 @@ def _load_image_folder(path: Path, split: str, limit: int | None,
         return torch.from_numpy(_decode(lambda m: (path.parent / m).read_bytes(), chosen))
 
     key = {"path": str(path.resolve()), "split": split, **fingerprint, "format": 1}
-    if limit is None:
+    full_entry = cache_dir() / "image_folder" / f"{config_hash(key)}.pt"  # layout of repro.cached
+    if limit is None or full_entry.exists():
         full = cached("image_folder", key, lambda: decode(np.arange(len(members))))
         x = full.numpy()[wanted]
     else:
