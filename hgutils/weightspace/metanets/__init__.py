@@ -1,0 +1,77 @@
+"""Meta-networks that read weight trajectories: GTH-GMN and the baselines it is compared with.
+
+===============  =========================================================  ======================
+name             model                                                      input container
+===============  =========================================================  ======================
+``GTH-GMN``      temporal hyperbolic graph attention (:mod:`.gth_gmn`)      TemporalParamGraph
+``StatNN``       7 statistics per tensor -> MLP (:mod:`.statnn`)            WeightData
+``FlatMLP``      flattened weights -> MLP (:mod:`.flat`)                    WeightData
+``FlatMLP+aug``  the same with per-network permutation augmentation         WeightData
+``NFN_NP``       neural functional, NP layers (``nfn`` package)             WeightData
+``NFN_HNP``      neural functional, HNP layers (``nfn`` package)            WeightData
+``DWSNet``       deep weight-space network, 4 equivariant blocks            WeightData
+``GMN``          Euclidean edge-MPNN on the parameter graph (:mod:`.gmn`)   GMNGraph
+===============  =========================================================  ======================
+
+Every model reads the last snapshot by default and the whole trajectory with ``snapshots="all"``
+(GTH-GMN's default is the whole trajectory). Build any of them on a zoo with :func:`build_metanet`
+and train them all with the one loop in :mod:`hgutils.weightspace.training`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData, random_hidden_perms, snapshot_index
+from hgutils.weightspace.metanets.dws import DWSNet
+from hgutils.weightspace.metanets.flat import FlatMLP
+from hgutils.weightspace.metanets.gmn import GMN
+from hgutils.weightspace.metanets.gth_gmn import GTHGMN, GTHGMNConfig
+from hgutils.weightspace.metanets.heads import TASKS, TaskHead, info_nce, predict, task_loss
+from hgutils.weightspace.metanets.nfn import NFN
+from hgutils.weightspace.metanets.statnn import StatNN
+
+MODELS: tuple[str, ...] = ("GTH-GMN", "StatNN", "FlatMLP", "FlatMLP+aug", "NFN_NP", "NFN_HNP", "DWSNet", "GMN")
+
+__all__ = ["MODELS", "MetaNet", "WeightData", "Snapshots", "snapshot_index", "random_hidden_perms",
+           "GTHGMN", "GTHGMNConfig", "StatNN", "FlatMLP", "NFN", "DWSNet", "GMN", "TaskHead", "TASKS",
+           "info_nce", "predict", "task_loss", "build_metanet"]
+
+
+def build_metanet(name: str, zoo: Any, task: str, out_dim: int, snapshots: Snapshots | None = None,
+                  **kwargs: Any) -> MetaNet:
+    """Build model ``name`` (one of :data:`MODELS`) sized for ``zoo``.
+
+    ``snapshots`` (``"last"``, ``"all"``, an int or indices) overrides the model's default;
+    ``kwargs`` go to the model's constructor (for GTH-GMN: fields of :class:`GTHGMNConfig`).
+    """
+    if name not in MODELS:
+        raise ValueError(f"unknown meta-network {name!r}; choose one of {MODELS}")
+    T = len(zoo.steps)
+    if T < 1:
+        raise ValueError("the zoo has an empty trajectory (T = 0)")
+    if name == "GTH-GMN":
+        from dataclasses import replace
+
+        from hgutils.weightspace.graphs import TemporalParamGraph
+
+        cfg = GTHGMNConfig(**kwargs)
+        if snapshots is not None:
+            cfg = replace(cfg, snapshots=snapshots)
+        probe = TemporalParamGraph.from_zoo(zoo.subset([0]).snapshots([T - 1]))
+        return GTHGMN.for_graph(probe, task, out_dim, cfg)
+    snaps = snapshots if snapshots is not None else "last"
+    n_t = len(snapshot_index(T, snaps))
+    sizes = tuple(zoo.spec.sizes)
+    if name == "GMN":
+        from hgutils.weightspace.graphs import GMNGraph
+
+        probe = GMNGraph.from_zoo(zoo.subset([0]).snapshots(snapshot_index(T, snaps)))
+        return GMN.for_graph(probe, task, out_dim, snapshots=snaps, **kwargs)
+    if name == "StatNN":
+        return StatNN(task, out_dim, sizes, n_t, snapshots=snaps, **kwargs)
+    if name in ("FlatMLP", "FlatMLP+aug"):
+        return FlatMLP(task, out_dim, sizes, n_t, perm_aug=name == "FlatMLP+aug", snapshots=snaps, **kwargs)
+    if name in ("NFN_NP", "NFN_HNP"):
+        return NFN(task, out_dim, sizes, n_t, mode="np" if name == "NFN_NP" else "hnp", snapshots=snaps, **kwargs)
+    return DWSNet(task, out_dim, sizes, n_t, snapshots=snaps, **kwargs)

@@ -1,0 +1,201 @@
+"""What every meta-network shares: the weight-tuple container, snapshot selection, the model base class.
+
+Every model in :mod:`hgutils.weightspace.metanets` is a :class:`MetaNet`:
+
+* ``prepare(zoo)`` turns a :class:`hgutils.weightspace.zoo.Zoo` into the model's input container
+  (done once; the container is indexed by network, ``data[idx]`` is a batch view);
+* ``embed(batch) -> [B, D]`` is the trajectory embedding, ``forward(batch)`` the task head on it;
+* ``loss_terms(batch, target, progress)`` returns the named loss terms (the task loss, plus the
+  auxiliary terms of GTH-GMN), which the one training loop (:mod:`hgutils.weightspace.training`)
+  weighs with ``loss_weights`` and sums;
+* ``augment(batch, generator)`` makes a random view (weight noise + masking, the DWSNets SimCLR
+  views) for the InfoNCE encoder mode; FlatMLP also uses it for permutation augmentation;
+* ``param_groups()`` splits parameters into Euclidean ones (Adam) and ``ManifoldParameter``\\ s
+  (geoopt ``RiemannianAdam(amsgrad=True)``), for GTH-GMN's two-stage optimisation.
+
+All models read the last snapshot by default (``snapshots="last"``) and the whole trajectory on
+request (``"all"``, or an int ``k``: ``k`` snapshots evenly spaced, always ending at the last one).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from hgutils.weightspace.metanets.heads import TaskHead, check_task, info_nce, task_loss
+
+Snapshots = str | int | list[int] | tuple[int, ...]
+
+
+def snapshot_index(T: int, snapshots: Snapshots) -> Tensor:
+    """Indices of the snapshots a model reads out of a trajectory of length ``T``.
+
+    ``"last"`` -> ``[T-1]``; ``"all"`` -> ``0..T-1``; an int ``k`` -> ``k`` indices evenly spaced
+    over ``[0, T-1]`` ending at ``T-1`` (``k=1`` is the last snapshot); a list -> those indices.
+    """
+    if T < 1:
+        raise ValueError(f"the trajectory is empty (T = {T}); need at least one snapshot")
+    if snapshots == "last":
+        return torch.tensor([T - 1])
+    if snapshots == "all":
+        return torch.arange(T)
+    if isinstance(snapshots, bool):
+        raise ValueError(f"snapshots must be 'last', 'all', an int or a list; got {snapshots!r}")
+    if isinstance(snapshots, int):
+        if not 1 <= snapshots <= T:
+            raise ValueError(f"snapshots={snapshots} must be in [1, T={T}]")
+        if snapshots == 1:
+            return torch.tensor([T - 1])
+        return torch.linspace(0, T - 1, snapshots).round().long()
+    if isinstance(snapshots, (list, tuple)):
+        idx = torch.as_tensor(list(snapshots), dtype=torch.long)
+        if idx.numel() == 0 or int(idx.min()) < -T or int(idx.max()) >= T:
+            raise ValueError(f"snapshot indices must be non-empty and within [-{T}, {T}); got {list(snapshots)}")
+        return idx % T
+    raise ValueError(f"snapshots must be 'last', 'all', an int or a list; got {snapshots!r}")
+
+
+@dataclass
+class WeightData:
+    """Per-layer weight trajectories: ``weights[i] [N, T, out_i, in_i]``, ``biases[i] [N, T, out_i]``.
+
+    The weight-space tuple view used by StatNN, FlatMLP, NFN and DWSNet. ``data[idx]`` is a batch.
+    """
+
+    weights: tuple[Tensor, ...]
+    biases: tuple[Tensor, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.weights) == 0 or len(self.weights) != len(self.biases):
+            raise ValueError(f"need one bias per weight and >= 1 layer; got {len(self.weights)} weights, "
+                             f"{len(self.biases)} biases")
+        N, T = self.weights[0].shape[:2]
+        if T < 1 or N < 1:
+            raise ValueError(f"empty weight trajectories: N={N}, T={T}")
+        for i, (W, b) in enumerate(zip(self.weights, self.biases)):
+            if W.dim() != 4 or b.dim() != 3 or W.shape[:2] != (N, T) or b.shape != (N, T, W.shape[2]):
+                raise ValueError(f"layer {i}: expected W [N={N}, T={T}, out, in] and b [N, T, out]; got "
+                                 f"{tuple(W.shape)} and {tuple(b.shape)}")
+            if i > 0 and W.shape[3] != self.weights[i - 1].shape[2]:
+                raise ValueError(f"layer {i} takes {W.shape[3]} inputs but layer {i - 1} has "
+                                 f"{self.weights[i - 1].shape[2]} outputs")
+
+    @classmethod
+    def from_zoo(cls, zoo: Any, snapshots: Snapshots = "last") -> WeightData:
+        """Weight tuples of ``zoo`` (via ``zoo.weights()``) restricted to the chosen snapshots."""
+        pairs = zoo.weights()
+        data = cls(tuple(W for W, _ in pairs), tuple(b for _, b in pairs))
+        return data.select(snapshot_index(data.T, snapshots))
+
+    @property
+    def T(self) -> int:
+        return self.weights[0].shape[1]
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return (self.weights[0].shape[3], *(W.shape[2] for W in self.weights))
+
+    def __len__(self) -> int:
+        return self.weights[0].shape[0]
+
+    def __getitem__(self, idx: Any) -> WeightData:
+        return WeightData(tuple(W[idx] for W in self.weights), tuple(b[idx] for b in self.biases))
+
+    def select(self, t_idx: Tensor) -> WeightData:
+        """Keep the snapshots ``t_idx``."""
+        return WeightData(tuple(W[:, t_idx] for W in self.weights), tuple(b[:, t_idx] for b in self.biases))
+
+    def to(self, *args: Any, **kwargs: Any) -> WeightData:
+        return WeightData(tuple(W.to(*args, **kwargs) for W in self.weights),
+                          tuple(b.to(*args, **kwargs) for b in self.biases))
+
+    def permute_hidden(self, perms: list[Tensor]) -> WeightData:
+        """Apply one permutation per hidden layer (consistently over all networks and snapshots).
+
+        ``perms[i]`` permutes the outputs of layer ``i`` (= inputs of layer ``i+1``); the function
+        of each network is unchanged.
+        """
+        if len(perms) != len(self.weights) - 1:
+            raise ValueError(f"need {len(self.weights) - 1} hidden permutations; got {len(perms)}")
+        Ws, bs = list(self.weights), list(self.biases)
+        for i, p in enumerate(perms):
+            Ws[i], bs[i] = Ws[i][:, :, p], bs[i][:, :, p]
+            Ws[i + 1] = Ws[i + 1][:, :, :, p]
+        return WeightData(tuple(Ws), tuple(bs))
+
+    def noisy_view(self, generator: torch.Generator | None, noise: float, mask: float) -> WeightData:
+        """SimCLR view: additive Gaussian noise ``sigma=noise`` plus dropout-style masking with prob ``mask``."""
+        def f(x: Tensor) -> Tensor:
+            n = torch.randn(x.shape, generator=generator, dtype=x.dtype) * noise
+            keep = torch.rand(x.shape, generator=generator) >= mask
+            return (x + n.to(x.device)) * keep.to(x.device, x.dtype)
+        return WeightData(tuple(f(W) for W in self.weights), tuple(f(b) for b in self.biases))
+
+
+def random_hidden_perms(sizes: tuple[int, ...], generator: torch.Generator | None = None) -> list[Tensor]:
+    """One random permutation per hidden layer of an MLP with layer widths ``sizes``."""
+    return [torch.randperm(n, generator=generator) for n in sizes[1:-1]]
+
+
+class MetaNet(nn.Module, abc.ABC):
+    """Base class: task head on an embedding, named loss terms, parameter groups (module docstring)."""
+
+    def __init__(self, task: str, emb_dim: int, out_dim: int, snapshots: Snapshots = "last",
+                 head_hidden: int = 64) -> None:
+        super().__init__()
+        self.task = check_task(task)
+        self.snapshots = snapshots
+        self.head = TaskHead(task, emb_dim, out_dim, hidden=head_hidden)
+        self.loss_weights: dict[str, float] = {"task": 1.0}
+
+    # ---- data ---------------------------------------------------------------------------
+    def prepare(self, zoo: Any) -> Any:
+        """Default input container: the weight-tuple view at the chosen snapshots."""
+        data = WeightData.from_zoo(zoo, self.snapshots)
+        self.check_data(data)
+        return data
+
+    def check_data(self, data: Any) -> None:
+        """Raise ``ValueError`` when ``data`` does not fit the architecture this model was built for."""
+
+    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2,
+                mask: float = 0.5) -> Any:
+        """Random view of a batch (weight noise + masking)."""
+        return batch.noisy_view(generator, noise, mask)
+
+    def train_transform(self, batch: Any, generator: torch.Generator | None) -> Any:
+        """Applied to every training batch (identity; FlatMLP's permutation augmentation overrides)."""
+        return batch
+
+    # ---- model --------------------------------------------------------------------------
+    @abc.abstractmethod
+    def embed(self, batch: Any) -> Tensor:
+        """Trajectory embedding ``[B, D]`` of a batch (each model defines its own)."""
+
+    def forward(self, batch: Any) -> Tensor:
+        return self.head(self.embed(batch))
+
+    def loss_terms(self, batch: Any, target: Tensor | None, progress: float = 0.0,
+                   generator: torch.Generator | None = None, temperature: float = 0.1,
+                   aug_noise: float = 0.2, aug_mask: float = 0.5) -> dict[str, Tensor]:
+        """Named loss terms; the training loop computes ``sum(loss_weights[k] * terms[k])``."""
+        if self.task == "infonce":
+            z1 = self(self.augment(batch, generator, aug_noise, aug_mask))
+            z2 = self(self.augment(batch, generator, aug_noise, aug_mask))
+            return {"task": info_nce(z1, z2, temperature)}
+        return {"task": task_loss(self.task, self(batch), target)}
+
+    def param_groups(self) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
+        """(Euclidean parameters, manifold parameters)."""
+        import geoopt
+
+        man = [p for p in self.parameters() if isinstance(p, geoopt.ManifoldParameter)]
+        ids = {id(p) for p in man}
+        return [p for p in self.parameters() if id(p) not in ids], man
+
+    def set_progress(self, progress: float) -> None:
+        """Training progress in [0, 1] (curricula); no-op by default."""

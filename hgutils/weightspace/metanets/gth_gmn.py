@@ -1,0 +1,451 @@
+r"""GTH-GMN: the temporal hyperbolic graph meta-network (ICLR 2026, OpenReview Xq64xkQCak).
+
+Input: a batch of temporal parameter graphs (:class:`hgutils.weightspace.graphs.TemporalParamGraph`
+batch views: shared ``edge_index [2, E]``, ``node_layer [V]``, ``node_type [V]``,
+``edge_attr [E, Fa]`` (is-bias, is-cross-layer), per-network ``edge_weight [B, T, E]`` and node
+strength features ``node_feat [B, T, V, F]``). Snapshots are processed one at a time, so the
+forward pass keeps O(one snapshot) of node states in memory whatever ``T`` is.
+
+Per snapshot ``t`` (REFERENCE §1, paper §method):
+
+1. **Tangent-space encoders.** :math:`h_u = A x_u + \mathrm{MLP}(A x_u) + E_\ell[\ell(u)] + E_\tau[\tau(u)]`
+   (strength features through a small MLP with residual, learned label embeddings), then
+   :math:`z_u = a_{\ell(u),	au(u)} \oplus_c \exp_0(h_u/\sqrt d)` with learned base coordinates ``a`` on the
+   ball (``ManifoldParameter`` s, refined by Riemannian Adam in stage 2).
+2. **Hyperbolic graph attention** (:class:`hgutils.nn.hyperbolic_attention.HyperbolicGraphAttention`),
+   ``n_attn_layers`` layers with self-loops; edge bias and gate read the edge attributes (and, by
+   default, the signed weight of the edge at ``t``).
+3. **Kernel evolution** (EvolveGCN): per attention layer ``l`` and head ``r``,
+   :math:`p_l^{(t-1)}` = per-MLP-layer means of the tangent node states entering layer ``l`` at
+   ``t-1`` (concatenated), :math:`u_{l,r}^{(t)} = \mathrm{GRU}(p_l^{(t-1)}, u_{l,r}^{(t-1)})`,
+   :math:`W^{(t)}_{l,r,q/k/v} = W^{base}_{l,r,q/k/v} + \mathrm{MLP}(u_{l,r}^{(t)})`.
+4. **Signed-weight head** on the final states ``z`` with :math:`X = \log_0 z`:
+   :math:`\log|\hat w_{uv}| = \log\nu + s_u + s_v - (1 - \alpha_{uv}/d)(k_u + k_v) - \alpha_{uv}\log d_c(z_u, z_v)`,
+   :math:`\alpha_{uv} = \alpha_0 + \delta_\alpha\tanh(\mathrm{MLP}([X_u, X_v, e_{uv}]))`,
+   sign logit :math:`\beta\,\lambda_{z_u}\langle\log_{z_u} z_v, \xi_u\rangle` (the conformal factor turns
+   the log map into a vector whose length is the geodesic distance), :math:`\hat w = |\hat w|\tanh(\cdot)`.
+5. **Fermi-Dirac decoder** :math:`\psi = 1/(1 + e^{(d_c - R)/T})`, learnable ``R, T``, BCE against
+   real edges vs sampled negatives (same-layer "hard" + uniform; the hard fraction ramps up with
+   training progress: the curriculum).
+6. **Loss** = task + ``w_link`` link BCE + ``w_mag`` log-magnitude MSE + ``w_sign`` sign BCE +
+   ``w_slope`` slope prior :math:`(\alpha-\alpha_0)^2` + ``w_smooth`` temporal smoothness
+   :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2` + ``w_rank`` ranking hinge (stronger edge => shorter
+   distance) with a margin annealed from 0 to ``rank_margin``.
+
+Trajectory embedding = per-MLP-layer Einstein midpoints of the last snapshot's node states (mapped
+to the tangent space) concatenated with the final GRU states (without GRU: with the temporal mean
+of the per-snapshot pooled states). Ablations: ``snapshots=1``, ``euclidean=True`` (c -> 0),
+``use_gru=False``, any ``w_*=0``. Two-stage optimisation: see :mod:`hgutils.weightspace.training`
+(Adam on Euclidean parameters first, then also geoopt ``RiemannianAdam(amsgrad=True)`` on the
+``ManifoldParameter`` coordinates); :meth:`GTHGMN.embed_nodes` additionally refines the per-snapshot
+node coordinates of given graphs with Riemannian Adam against the reconstruction losses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import geoopt
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from hgutils.manifolds import poincare as pm
+from hgutils.manifolds.numerics import MIN_NORM
+from hgutils.nn.hyperbolic_attention import HyperbolicGraphAttention
+from hgutils.weightspace.metanets.base import MetaNet, Snapshots, snapshot_index
+from hgutils.weightspace.metanets.heads import info_nce, task_loss
+
+AUX_TERMS: tuple[str, ...] = ("link", "mag", "sign", "slope", "smooth", "rank")
+
+
+@dataclass(frozen=True)
+class GTHGMNConfig:
+    """GTH-GMN hyper-parameters. The paper gives none of the sizes [REFERENCE §1 "Not given"]; each
+    default below states why it was chosen."""
+
+    dim: int = 16  # node state dim d; small: medium preset (5k INRs, T=20) must train on 2 CPU cores
+    heads: int = 2  # attention heads; 2 is the smallest "multi-head"
+    head_dim: int = 8  # per-head q/k/v dim (heads*head_dim = dim, as in standard attention)
+    n_attn_layers: int = 1  # message-passing layers; 1 keeps time/snapshot within 4x of GMN
+    gru_hidden: int = 16  # GRU state per (layer, head); = dim, enough to steer a 3x8x16 kernel delta
+    curvature: float = 1.0  # c; unit curvature is the common default (HGCN/HNN) when not tuned
+    euclidean: bool = False  # ablation: Euclidean attention (the c -> 0 limit)
+    use_gru: bool = True  # ablation: False = static kernels, each snapshot encoded independently
+    use_edge_weight: bool = True  # edge bias/gate see the signed weight (False = paper-literal attrs only)
+    dropout: float = 0.0  # Euclidean dropout in the tangent updates; zoos are small, keep it off
+    alpha0: float = 1.0  # power-law slope prior alpha_0; 1 = inverse-distance law
+    delta_alpha: float = 0.5  # max context-dependent slope change
+    fd_r: float = 2.0  # Fermi-Dirac radius R init (HGCN's default 2)
+    fd_t: float = 1.0  # Fermi-Dirac temperature T init (HGCN's default 1)
+    aux_edges: int = 128  # positive edges sampled per snapshot for the auxiliary losses (cost cap)
+    neg_per_pos: float = 1.0  # negatives per positive edge
+    neg_hard_max: float = 0.5  # final fraction of same-layer (hard) negatives; curriculum from 0
+    rank_margin: float = 0.2  # final ranking margin (annealed from 0 over training)
+    w_task: float = 1.0
+    w_link: float = 0.1  # auxiliary weights: small, so the task dominates; each can be set to 0
+    w_mag: float = 0.1
+    w_sign: float = 0.1
+    w_slope: float = 0.01
+    w_smooth: float = 0.01
+    w_rank: float = 0.1
+    riemannian_lr: float = 1e-3  # stage-2 RiemannianAdam lr on the ball coordinates (conservative:
+    # the paper traces its high variance to large effective steps near the boundary)
+    stage1_frac: float = 0.5  # fraction of epochs with Euclidean Adam only, before stage 2 starts
+    snapshots: Snapshots = "all"  # GTH-GMN reads the whole trajectory; 1 = single-checkpoint ablation
+
+    def loss_weights(self) -> dict[str, float]:
+        return {"task": self.w_task, "link": self.w_link, "mag": self.w_mag, "sign": self.w_sign,
+                "slope": self.w_slope, "smooth": self.w_smooth, "rank": self.w_rank}
+
+
+class GTHGMN(MetaNet):
+    """GTH-GMN (module docstring). Build with :meth:`for_graph` or :func:`hgutils.weightspace.metanets.build_metanet`.
+
+    Parameters
+    ----------
+    task, out_dim : task head (see :mod:`hgutils.weightspace.metanets.heads`).
+    n_node_layers : number of layer labels in the graphs (``node_layer.max() + 1``).
+    node_feat_dim : ``F`` of ``node_feat``.
+    edge_attr_dim : ``Fa`` of ``edge_attr``.
+    n_node_types : number of node types (input, hidden, output, bias).
+    cfg : :class:`GTHGMNConfig`.
+    """
+
+    def __init__(self, task: str, out_dim: int, n_node_layers: int, node_feat_dim: int,
+                 edge_attr_dim: int = 2, n_node_types: int = 4, cfg: GTHGMNConfig | None = None) -> None:
+        cfg = cfg or GTHGMNConfig()
+        if cfg.heads * cfg.head_dim < 1 or cfg.dim < 1 or cfg.n_attn_layers < 1:
+            raise ValueError(f"dim, heads, head_dim, n_attn_layers must be >= 1; got {asdict(cfg)}")
+        if not cfg.euclidean and not cfg.curvature > 0:
+            raise ValueError(f"curvature must be > 0 (use euclidean=True for the c -> 0 ablation); got {cfg.curvature}")
+        d, L, H = cfg.dim, cfg.n_attn_layers, cfg.heads
+        pool_dim = n_node_layers * d
+        emb_dim = pool_dim + (L * H * cfg.gru_hidden if cfg.use_gru else pool_dim)
+        super().__init__(task, emb_dim, out_dim, snapshots=cfg.snapshots)
+        self.cfg, self.c, self.euclidean = cfg, float(cfg.curvature), cfg.euclidean
+        self.n_node_layers, self.node_feat_dim, self.edge_attr_dim = n_node_layers, node_feat_dim, edge_attr_dim
+        self.n_node_types = n_node_types
+        self.loss_weights = cfg.loss_weights()
+        self.riemannian_lr, self.stage1_frac = cfg.riemannian_lr, cfg.stage1_frac
+        # 1. tangent-space encoders
+        self.feat_in = nn.Linear(node_feat_dim, d)
+        self.feat_mlp = nn.Sequential(nn.Linear(d, d), nn.SiLU(), nn.Linear(d, d))
+        self.layer_emb = nn.Embedding(n_node_layers, d)
+        self.type_emb = nn.Embedding(n_node_types, d)
+        nn.init.normal_(self.layer_emb.weight, std=0.1)
+        nn.init.normal_(self.type_emb.weight, std=0.1)
+        manifold = geoopt.Euclidean(ndim=1) if self.euclidean else geoopt.PoincareBall(c=self.c)
+        self.anchors = geoopt.ManifoldParameter(torch.zeros(n_node_layers, n_node_types, d), manifold=manifold)
+        # 2. attention layers (edge features: attrs, self-loop flag, [w, |w|])
+        self.edge_dim = edge_attr_dim + 1 + (2 if cfg.use_edge_weight else 0)
+        self.attn = nn.ModuleList([
+            HyperbolicGraphAttention(d, H, cfg.head_dim, self.edge_dim, c=self.c if not self.euclidean else 1.0,
+                                     euclidean=self.euclidean, dropout=cfg.dropout) for _ in range(L)])
+        # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head)
+        if cfg.use_gru:
+            self.gru = nn.ModuleList([nn.GRUCell(pool_dim, cfg.gru_hidden) for _ in range(L * H)])
+            self.kernel_mlp = nn.ModuleList([
+                nn.Sequential(nn.Linear(cfg.gru_hidden, cfg.gru_hidden), nn.SiLU(),
+                              nn.Linear(cfg.gru_hidden, 3 * cfg.head_dim * d)) for _ in range(L * H)])
+            for m in self.kernel_mlp:
+                nn.init.zeros_(m[-1].weight)  # kernels start at their static base values
+                nn.init.zeros_(m[-1].bias)
+            self.u0 = nn.Parameter(torch.zeros(L * H, cfg.gru_hidden))
+        # 4. signed-weight head
+        self.f_sigma = nn.Linear(d, 1)
+        self.f_kappa = nn.Linear(d, 1)
+        self.f_xi = nn.Linear(d, d)
+        self.slope_mlp = nn.Sequential(nn.Linear(2 * d + edge_attr_dim, d), nn.SiLU(), nn.Linear(d, 1))
+        self.log_nu = nn.Parameter(torch.zeros(()))
+        self.beta = nn.Parameter(torch.ones(()))
+        # 5. Fermi-Dirac decoder
+        self.fd_r = nn.Parameter(torch.tensor(float(cfg.fd_r)))
+        self.fd_t_raw = nn.Parameter(torch.tensor(float(cfg.fd_t)).expm1().log())  # softplus^-1
+
+    # ------------------------------------------------------------------ construction / data
+    @classmethod
+    def for_graph(cls, graph: Any, task: str, out_dim: int, cfg: GTHGMNConfig | None = None) -> GTHGMN:
+        """Build a model whose input sizes match ``graph`` (a TemporalParamGraph or batch view)."""
+        return cls(task, out_dim, n_node_layers=int(graph.node_layer.max()) + 1,
+                   node_feat_dim=graph.node_feat.shape[-1], edge_attr_dim=graph.edge_attr.shape[-1],
+                   n_node_types=max(4, int(graph.node_type.max()) + 1), cfg=cfg)
+
+    def prepare(self, zoo: Any) -> Any:
+        """TemporalParamGraph of ``zoo`` at the configured snapshots."""
+        from hgutils.weightspace.graphs import TemporalParamGraph
+
+        if len(zoo.steps) < 1:
+            raise ValueError("the zoo has an empty trajectory (T = 0)")
+        idx = snapshot_index(len(zoo.steps), self.snapshots)
+        if len(idx) != len(zoo.steps):
+            zoo = zoo.snapshots(idx)
+        graph = TemporalParamGraph.from_zoo(zoo)
+        self.check_data(graph)
+        return graph
+
+    def check_data(self, g: Any) -> None:
+        if g.edge_index.dim() != 2 or g.edge_index.shape[0] != 2:
+            raise ValueError(f"edge_index must be [2, E]; got {tuple(g.edge_index.shape)}")
+        V, E = g.node_layer.shape[0], g.edge_index.shape[1]
+        if g.node_feat.dim() != 4 or g.node_feat.shape[2] != V or g.node_feat.shape[3] != self.node_feat_dim:
+            raise ValueError(f"node_feat must be [B, T, V={V}, F={self.node_feat_dim}]; got {tuple(g.node_feat.shape)}")
+        if g.edge_weight.dim() != 3 or g.edge_weight.shape[2] != E or g.edge_weight.shape[:2] != g.node_feat.shape[:2]:
+            raise ValueError(f"edge_weight must be [B, T, E={E}] matching node_feat; got {tuple(g.edge_weight.shape)}")
+        if g.edge_weight.shape[1] < 1:
+            raise ValueError("empty trajectory: the graphs have T = 0 snapshots")
+        if int(g.node_layer.max()) >= self.n_node_layers or int(g.node_type.max()) >= self.n_node_types:
+            raise ValueError(f"graph has layer labels up to {int(g.node_layer.max())} / types up to "
+                             f"{int(g.node_type.max())}, model was built for {self.n_node_layers} layers / "
+                             f"{self.n_node_types} types (zoo/architecture mismatch)")
+        if g.edge_attr.shape != (E, self.edge_attr_dim):
+            raise ValueError(f"edge_attr must be [E={E}, {self.edge_attr_dim}]; got {tuple(g.edge_attr.shape)}")
+
+    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
+        """View for InfoNCE: Gaussian noise on edge weights and node features, edges masked with prob ``mask``."""
+        import dataclasses
+
+        w, f = batch.edge_weight, batch.node_feat
+        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w.dtype)
+        w = (w + noise * torch.randn(w.shape, generator=generator, dtype=w.dtype)) * keep
+        f = f + noise * torch.randn(f.shape, generator=generator, dtype=f.dtype)
+        return dataclasses.replace(batch, edge_weight=w, node_feat=f)
+
+    # ------------------------------------------------------------------ geometry helpers
+    def _dist(self, x: Tensor, y: Tensor) -> Tensor:
+        return 2.0 * (x - y).norm(dim=-1) if self.euclidean else pm.dist(x, y, self.c)
+
+    def _tangent(self, z: Tensor) -> Tensor:
+        return z if self.euclidean else pm.logmap0(z, self.c)
+
+    def _pool_layers(self, z: Tensor, node_layer: Tensor) -> Tensor:
+        """Per-MLP-layer pooling of node states ``[B, V, d]`` -> tangent ``[B, n_node_layers * d]``.
+
+        Einstein midpoint of each layer's nodes on the ball (mean in the Euclidean ablation).
+        """
+        B, V, d = z.shape
+        nl = self.n_node_layers
+        index = (torch.arange(B, device=z.device).view(B, 1) * nl + node_layer.view(1, V)).reshape(-1)
+        ones = torch.ones(B * V, dtype=z.dtype, device=z.device)
+        if self.euclidean:
+            s = torch.zeros(B * nl, d, dtype=z.dtype).index_add(0, index, z.reshape(-1, d))
+            n = torch.zeros(B * nl, dtype=z.dtype).index_add(0, index, ones).clamp_min(1.0)
+            return (s / n[:, None]).view(B, nl * d)
+        mid = pm.einstein_midpoint_scatter(z.reshape(-1, d), ones, index, B * nl, self.c)
+        return pm.logmap0(pm.project(mid, self.c), self.c).reshape(B, nl * d)
+
+    def _mean_layers(self, h: Tensor, node_layer: Tensor) -> Tensor:
+        """Per-MLP-layer mean of tangent vectors ``[B, V, d]`` -> ``[B, n_node_layers * d]`` (GRU input)."""
+        B, V, d = h.shape
+        nl = self.n_node_layers
+        oh = F.one_hot(node_layer, nl).to(h.dtype)  # [V, nl]
+        s = torch.einsum("vl,bvd->bld", oh, h) / oh.sum(0).clamp_min(1.0)[None, :, None]
+        return s.reshape(B, nl * d)
+
+    # ------------------------------------------------------------------ forward
+    def _edge_features(self, g: Any, w_t: Tensor) -> tuple[Tensor, Tensor]:
+        """Edge index with self-loops and per-graph edge features ``[B, E + V, edge_dim]``."""
+        B, E = w_t.shape
+        V = g.node_layer.shape[0]
+        ar = torch.arange(V, device=w_t.device)
+        ei = torch.cat([g.edge_index, torch.stack([ar, ar])], 1)
+        attr = torch.cat([g.edge_attr.to(w_t.dtype), torch.zeros(V, self.edge_attr_dim, dtype=w_t.dtype)], 0)
+        selfloop = torch.cat([torch.zeros(E, 1, dtype=w_t.dtype), torch.ones(V, 1, dtype=w_t.dtype)], 0)
+        parts = [attr.expand(B, E + V, -1), selfloop.expand(B, E + V, 1)]
+        if self.cfg.use_edge_weight:
+            w = torch.cat([w_t, torch.zeros(B, V, dtype=w_t.dtype)], 1).unsqueeze(-1)
+            parts += [w, w.abs()]
+        return ei, torch.cat(parts, -1)
+
+    def _initial_points(self, g: Any, feat: Tensor) -> Tensor:
+        h = self.feat_in(feat)
+        h = h + self.feat_mlp(h) + self.layer_emb(g.node_layer) + self.type_emb(g.node_type)
+        a = self.anchors[g.node_layer, g.node_type]  # [V, d]
+        if self.euclidean:
+            return a + h
+        return pm.project(pm.mobius_add(a.expand_as(h), pm.expmap0(h / self.cfg.dim**0.5, self.c), self.c), self.c)
+
+    def _kernels(self, u: Tensor, layer: int) -> Tensor:
+        """Evolved kernels ``[B, 3, H, head_dim, d]`` of attention layer ``layer`` from GRU states ``u``."""
+        cfg, H = self.cfg, self.cfg.heads
+        deltas = [self.kernel_mlp[layer * H + r](u[:, layer * H + r]).view(-1, 3, cfg.head_dim, cfg.dim)
+                  for r in range(H)]
+        return self.attn[layer].kernel.unsqueeze(0) + torch.stack(deltas, 2)
+
+    def _run(self, g: Any, want_aux: bool, progress: float = 1.0,
+             record: bool = False) -> tuple[Tensor, dict[str, Tensor], list[Tensor]]:
+        """Process the snapshots in order; returns (embedding, aux-loss terms, recorded node states)."""
+        self.check_data(g)
+        B, T, E = g.edge_weight.shape
+        cfg, L, H = self.cfg, self.cfg.n_attn_layers, self.cfg.heads
+        dtype = g.node_feat.dtype
+        u = self.u0.to(dtype).unsqueeze(0).expand(B, -1, -1) if cfg.use_gru else None
+        p_prev = [torch.zeros(B, self.n_node_layers * cfg.dim, dtype=dtype) for _ in range(L)]
+        aux: dict[str, Tensor] = {}
+        z_prev, pooled_sum, recorded = None, None, []
+        want_aux = want_aux and any(self.loss_weights.get(k, 0.0) > 0 for k in AUX_TERMS)
+        for t in range(T):
+            w_t = g.edge_weight[:, t]
+            ei, ef = self._edge_features(g, w_t)
+            x = self._initial_points(g, g.node_feat[:, t])
+            p_cur = []
+            if u is not None:
+                u = torch.stack([self.gru[i](p_prev[i // H], u[:, i]) for i in range(L * H)], 1)
+            for layer in range(L):
+                p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
+                kernels = self._kernels(u, layer) if u is not None else None
+                x = self.attn[layer](x, ei, ef, kernels)
+            if want_aux:
+                terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev)
+                for k, v in terms.items():
+                    aux[k] = aux.get(k, 0.0) + v / (T - 1 if k == "smooth" else T)
+            if record:
+                recorded.append(x.detach())
+            if not cfg.use_gru:
+                pooled = self._pool_layers(x, g.node_layer)
+                pooled_sum = pooled if pooled_sum is None else pooled_sum + pooled
+            z_prev, p_prev = x, p_cur
+        last = self._pool_layers(z_prev, g.node_layer)
+        if u is not None:
+            p_last = [self._mean_layers(self._tangent(z_prev), g.node_layer)] * L
+            u = torch.stack([self.gru[i](p_last[i // H], u[:, i]) for i in range(L * H)], 1)
+            emb = torch.cat([last, u.reshape(B, -1)], -1)
+        else:
+            emb = torch.cat([last, pooled_sum / T], -1)
+        return emb, aux, recorded
+
+    def embed(self, batch: Any) -> Tensor:
+        return self._run(batch, want_aux=False)[0]
+
+    def loss_terms(self, batch: Any, target: Tensor | None, progress: float = 0.0,
+                   generator: torch.Generator | None = None, temperature: float = 0.1,
+                   aug_noise: float = 0.2, aug_mask: float = 0.5) -> dict[str, Tensor]:
+        if self.task == "infonce":
+            e1, aux, _ = self._run(self.augment(batch, generator, aug_noise, aug_mask), True, progress)
+            e2 = self.embed(self.augment(batch, generator, aug_noise, aug_mask))
+            return {"task": info_nce(self.head(e1), self.head(e2), temperature), **aux}
+        emb, aux, _ = self._run(batch, True, progress)
+        return {"task": task_loss(self.task, self.head(emb), target), **aux}
+
+    # ------------------------------------------------------------------ signed-weight head, decoder, losses
+    def link_logit(self, d: Tensor) -> Tensor:
+        """Fermi-Dirac logit :math:`(R - d)/T` (``sigmoid`` of it is :math:`\\psi`)."""
+        return (self.fd_r - d) / (F.softplus(self.fd_t_raw) + 1e-3)
+
+    def link_probability(self, d: Tensor) -> Tensor:
+        r"""Fermi-Dirac edge probability :math:`\psi(d) = 1/(1 + e^{(d - R)/T})`."""
+        return pm.fermi_dirac(d, self.fd_r, F.softplus(self.fd_t_raw) + 1e-3)
+
+    def signed_weight(self, z: Tensor, X: Tensor, src: Tensor, dst: Tensor,
+                      attr: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Signed-weight head for edges ``src -> dst`` of node states ``z [B, V, d]`` with features ``X``.
+
+        Returns ``(log|w_hat| [B, E'], sign logit [B, E'], alpha [B, E'], distance [B, E'])``;
+        :math:`\\hat w = e^{\\log|\\hat w|}\\tanh(\\text{sign logit})`.
+        """
+        zu, zv, Xu, Xv = z[:, src], z[:, dst], X[:, src], X[:, dst]
+        d = self._dist(zu, zv)
+        s = self.f_sigma(X).squeeze(-1)
+        k = self.f_kappa(X).squeeze(-1)
+        ctx = torch.cat([Xu, Xv, attr.to(X.dtype).expand(X.shape[0], -1, -1)], -1)
+        alpha = self.cfg.alpha0 + self.cfg.delta_alpha * torch.tanh(self.slope_mlp(ctx).squeeze(-1))
+        log_mag = (self.log_nu + s[:, src] + s[:, dst] - (1 - alpha / self.cfg.dim) * (k[:, src] + k[:, dst])
+                   - alpha * torch.log(d.clamp_min(MIN_NORM)))
+        xi = self.f_xi(X)[:, src]
+        if self.euclidean:
+            delta, lam = zv - zu, torch.ones_like(d)
+        else:
+            delta = pm.logmap(zu, zv, self.c)
+            lam = pm.lambda_x(zu, self.c)
+            lam = lam.squeeze(-1) if lam.dim() == zu.dim() else lam
+        sign_logit = self.beta * lam * (delta * xi).sum(-1)
+        return log_mag, sign_logit, alpha, d
+
+    def recon_terms(self, z: Tensor, X: Tensor, g: Any, w_t: Tensor, progress: float,
+                    z_prev: Tensor | None = None) -> dict[str, Tensor]:
+        """Auxiliary loss terms of one snapshot (positives: sampled real edges; module docstring)."""
+        cfg, dev = self.cfg, z.device
+        E, V = g.edge_index.shape[1], z.shape[1]
+        n = min(cfg.aux_edges, E)
+        eid = torch.randperm(E, device=dev)[:n]
+        src, dst = g.edge_index[0, eid], g.edge_index[1, eid]
+        w = w_t[:, eid]
+        pos = (w != 0).to(z.dtype)
+        npos = pos.sum().clamp_min(1.0)
+        log_mag, sign_logit, alpha, d = self.signed_weight(z, X, src, dst, g.edge_attr[eid])
+        terms: dict[str, Tensor] = {}
+        # Fermi-Dirac link BCE with curriculum negatives
+        n_neg = max(1, int(round(cfg.neg_per_pos * n)))
+        u_neg, v_neg = self._negatives(g, n_neg, cfg.neg_hard_max * min(max(progress, 0.0), 1.0), dev)
+        adj = torch.zeros(V, V, dtype=torch.bool, device=dev)
+        adj[g.edge_index[0], g.edge_index[1]] = True
+        neg_ok = (~adj[u_neg, v_neg] & (u_neg != v_neg)).to(z.dtype)
+        d_neg = self._dist(z[:, u_neg], z[:, v_neg])
+        l_pos = -(F.logsigmoid(self.link_logit(d)) * pos).sum() / npos
+        l_neg = -(F.logsigmoid(-self.link_logit(d_neg)) * neg_ok).sum() / (neg_ok.sum() * z.shape[0]).clamp_min(1.0)
+        terms["link"] = l_pos + l_neg
+        # magnitude (log space, heavy tails) and sign
+        target_log = torch.log(w.abs().clamp_min(MIN_NORM))
+        terms["mag"] = (((log_mag - target_log) ** 2) * pos).sum() / npos
+        sgn = (w > 0).to(z.dtype)
+        terms["sign"] = (F.binary_cross_entropy_with_logits(sign_logit, sgn, reduction="none") * pos).sum() / npos
+        terms["slope"] = ((alpha - cfg.alpha0) ** 2).mean()
+        # ranking: stronger edge => shorter distance, margin annealed 0 -> rank_margin
+        perm = torch.randperm(n, device=dev)
+        y = torch.sign(w.abs() - w.abs()[:, perm]) * pos * pos[:, perm]
+        margin = cfg.rank_margin * min(max(progress, 0.0), 1.0)
+        hinge = F.relu(margin + y * (d - d[:, perm])) * y.abs()
+        terms["rank"] = hinge.sum() / y.abs().sum().clamp_min(1.0)
+        if z_prev is not None:
+            terms["smooth"] = (self._dist(z, z_prev) ** 2).mean()
+        return terms
+
+    def _negatives(self, g: Any, n: int, hard_frac: float, dev: torch.device) -> tuple[Tensor, Tensor]:
+        """``n`` node pairs: a ``hard_frac`` share from the same layer, the rest uniform."""
+        V = g.node_layer.shape[0]
+        n_hard = int(round(hard_frac * n))
+        u = torch.randint(V, (n,), device=dev)
+        v = torch.randint(V, (n,), device=dev)
+        if n_hard > 0:
+            order = torch.argsort(g.node_layer, stable=True)
+            counts = torch.bincount(g.node_layer, minlength=self.n_node_layers)
+            starts = torch.cumsum(counts, 0) - counts
+            lu = g.node_layer[u[:n_hard]]
+            r = (torch.rand(n_hard, device=dev) * counts[lu]).long().clamp_max(counts[lu] - 1)
+            v = torch.cat([order[starts[lu] + r], v[n_hard:]])
+        return u, v
+
+    # ------------------------------------------------------------------ node coordinates (figures)
+    def embed_nodes(self, batch: Any, refine_steps: int = 0, refine_lr: float = 1e-2) -> Tensor:
+        """Node coordinates ``[B, T, V, d]`` on the ball for every snapshot of ``batch``.
+
+        With ``refine_steps > 0`` the coordinates of each snapshot are refined as
+        ``ManifoldParameter`` s by geoopt ``RiemannianAdam(amsgrad=True)`` against the
+        reconstruction losses (link + magnitude + sign + ranking; node features ``X`` frozen),
+        the paper's stage-2 "Riemannian refinement of node coordinates". Memory is O(T) here
+        (all snapshots are returned), unlike the training forward.
+        """
+        was = self.training
+        self.eval()
+        with torch.no_grad():
+            _, _, zs = self._run(batch, want_aux=False, record=True)
+        out = []
+        for t, z0 in enumerate(zs):
+            if refine_steps <= 0:
+                out.append(z0)
+                continue
+            X = self._tangent(z0).detach()
+            man = geoopt.Euclidean(ndim=1) if self.euclidean else geoopt.PoincareBall(c=self.c)
+            z = geoopt.ManifoldParameter(z0.clone(), manifold=man)
+            opt = geoopt.optim.RiemannianAdam([z], lr=refine_lr, amsgrad=True)
+            for _ in range(refine_steps):
+                opt.zero_grad()
+                terms = self.recon_terms(z, X, batch, batch.edge_weight[:, t], progress=1.0)
+                loss = sum(self.loss_weights.get(k, 0.0) * terms[k] for k in ("link", "mag", "sign", "rank"))
+                loss.backward()
+                opt.step()
+            out.append(z.detach())
+        self.zero_grad(set_to_none=True)
+        self.train(was)
+        return torch.stack(out, 1)
