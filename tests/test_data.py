@@ -553,3 +553,36 @@ def test_real_teb_dna_cmc() -> None:
     x = one_hot_dna(s.seqs, length=200)
     assert x.shape == (200, 5, 200)
     assert torch.all(x.sum(1) <= 1)
+
+
+def test_cifar_download_extracts_checked_tarball(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """download=True for cifar10: checked tarball (served by a fake urlopen) extracted into data_dir."""
+    import tarfile
+
+    _write_cifar10_pickles(tmp_path / "src")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        tf.add(tmp_path / "src" / "cifar-10-batches-py", arcname="cifar-10-batches-py")
+    blob = buf.getvalue()
+    monkeypatch.setitem(images_mod.DOWNLOADS, "cifar10",
+                        [("https://example.org/cifar-10-python.tar.gz", hashlib.sha256(blob).hexdigest())])
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: _FakeResponse(blob))
+    d = load_images("cifar10", "test", data_dir=tmp_path / "dl", download=True)
+    assert len(d) == 4 and "downloaded" in d.source
+    assert (tmp_path / "dl" / "cifar-10-batches-py" / "data_batch_5").exists()
+    # the next call finds the extracted pickles without downloading
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: (_ for _ in ()).throw(AssertionError("net")))
+    assert "pickle" in load_images("cifar10", "train", data_dir=tmp_path / "dl").source
+
+
+def test_extract_tar_refuses_unsafe_members(tmp_path: Path) -> None:
+    import tarfile
+
+    evil = tmp_path / "evil.tar"
+    with tarfile.open(evil, "w") as tf:
+        info = tarfile.TarInfo("../outside.txt")
+        info.size = 3
+        tf.addfile(info, io.BytesIO(b"bad"))
+    with pytest.raises(ValueError, match="unsafe"):
+        resolve_mod.extract_tar(evil, tmp_path / "out")
+    assert not (tmp_path / "outside.txt").exists()
