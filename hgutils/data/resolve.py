@@ -56,6 +56,8 @@ def data_roots(data_dir: str | os.PathLike | None) -> list[tuple[str, Path]]:
     roots: list[tuple[str, Path]] = []
     if data_dir is not None:
         roots.append(("data_dir", Path(data_dir).expanduser()))
+        if not roots[-1][1].is_dir():
+            log.warning("data_dir=%s is not a folder; continuing with the other sources", data_dir)
     env = os.environ.get(ENV_VAR)
     if env:
         for part in env.split(os.pathsep):
