@@ -70,6 +70,18 @@ def _check_pair(X, Y, min_samples: int = 2) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
+def _check_reps(reps: Sequence, min_samples: int = 2) -> list[np.ndarray]:
+    arrs = [_as_2d(R, f"reps[{i}]") for i, R in enumerate(reps)]
+    if not arrs:
+        raise ValueError("reps must contain at least one representation")
+    n = {a.shape[0] for a in arrs}
+    if len(n) != 1:
+        raise ValueError(f"all representations must have the same number of samples; got {sorted(n)}")
+    if arrs[0].shape[0] < min_samples:
+        raise ValueError(f"need at least {min_samples} samples; got {arrs[0].shape[0]}")
+    return arrs
+
+
 def _centre(X: np.ndarray) -> np.ndarray:
     return X - X.mean(axis=0, keepdims=True)
 
@@ -106,6 +118,37 @@ def _inv_sqrt_psd(C: np.ndarray, floor: float) -> np.ndarray:
     return (V[:, keep] / np.sqrt(w[keep])) @ V[:, keep].T
 
 
+def _auto_reg(n: int, width: int, reg: float | None) -> float:
+    wide = width >= n - 1
+    if reg is None:
+        reg = 0.1 if wide else 0.0
+    if reg < 0:
+        raise ValueError(f"reg must be >= 0; got {reg}")
+    if reg == 0 and wide:
+        raise ValueError(f"too few samples for unregularised CCA: need samples - 1 > features, got "
+                         f"{n} samples and {width} features (pass reg > 0)")
+    return reg
+
+
+def _cca_whiten(X: np.ndarray, reg: float) -> tuple[np.ndarray, int]:
+    """(Z, rank): centred X times (C_xx + ridge)^(-1/2) / sqrt(n - 1), so CCA = svd(Z_xᵀ Z_y)."""
+    n, p = X.shape
+    Xc = _centre(X)
+    C = Xc.T @ Xc / (n - 1)
+    t = np.trace(C)
+    if t <= 0:
+        return np.zeros((n, 0)), 0
+    W = _inv_sqrt_psd(C + reg * t / p * np.eye(p), 1e-10 * t / p)
+    return Xc @ W / np.sqrt(n - 1), int(np.linalg.matrix_rank(Xc))
+
+
+def _cca_from_whitened(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> np.ndarray:
+    k = min(a[1], b[1])
+    if k == 0:
+        return np.zeros(0)
+    return np.clip(np.linalg.svd(a[0].T @ b[0], compute_uv=False)[:k], 0.0, 1.0)
+
+
 def canonical_correlations(X, Y, reg: float | None = None) -> np.ndarray:
     r"""Canonical correlations :math:`\rho_1 \ge \dots \ge \rho_k`, k = min(rank X, rank Y) of the centred data.
 
@@ -116,27 +159,8 @@ def canonical_correlations(X, Y, reg: float | None = None) -> np.ndarray:
     ``reg=0`` with features ≥ samples - 1 is an error. Needs at least 3 samples.
     """
     X, Y = _check_pair(X, Y, min_samples=3)
-    n, p, q = X.shape[0], X.shape[1], Y.shape[1]
-    wide = max(p, q) >= n - 1
-    if reg is None:
-        reg = 0.1 if wide else 0.0
-    if reg < 0:
-        raise ValueError(f"reg must be >= 0; got {reg}")
-    if reg == 0 and wide:
-        raise ValueError(f"too few samples for unregularised CCA: need samples - 1 > features, got "
-                         f"{n} samples and {max(p, q)} features (pass reg > 0)")
-    X, Y = _centre(X), _centre(Y)
-    Cxx, Cyy, Cxy = X.T @ X / (n - 1), Y.T @ Y / (n - 1), X.T @ Y / (n - 1)
-    tx, ty = np.trace(Cxx), np.trace(Cyy)
-    if tx <= 0 or ty <= 0:
-        return np.zeros(0)
-    Cxx = Cxx + reg * tx / p * np.eye(p)
-    Cyy = Cyy + reg * ty / q * np.eye(q)
-    floor_x, floor_y = 1e-10 * tx / p, 1e-10 * ty / q
-    Wx, Wy = _inv_sqrt_psd(Cxx, floor_x), _inv_sqrt_psd(Cyy, floor_y)
-    k = min(np.linalg.matrix_rank(X), np.linalg.matrix_rank(Y))  # data ranks (<= samples - 1)
-    rho = np.linalg.svd(Wx @ Cxy @ Wy, compute_uv=False)[:k]
-    return np.clip(rho, 0.0, 1.0)
+    reg = _auto_reg(X.shape[0], max(X.shape[1], Y.shape[1]), reg)
+    return _cca_from_whitened(_cca_whiten(X, reg), _cca_whiten(Y, reg))
 
 
 def cca_similarity(X, Y, reg: float | None = None, squared: bool = False) -> float:
@@ -261,12 +285,7 @@ def similarity_matrix(measure: Callable[..., float], reps: Sequence, symmetric: 
     All representations must share the sample count; they are validated once up front. Symmetric
     measures compute only ``i <= j``.
     """
-    arrs = [_as_2d(R, f"reps[{i}]") for i, R in enumerate(reps)]
-    if not arrs:
-        raise ValueError("reps must contain at least one representation")
-    n = {a.shape[0] for a in arrs}
-    if len(n) != 1:
-        raise ValueError(f"all representations must have the same number of samples; got {sorted(n)}")
+    arrs = _check_reps(reps)
     M = len(arrs)
     S = np.zeros((M, M))
     for i in range(M):
@@ -279,9 +298,7 @@ def similarity_matrix(measure: Callable[..., float], reps: Sequence, symmetric: 
 
 def linear_cka_matrix(reps: Sequence) -> np.ndarray:
     """All-pairs :func:`linear_cka` (centred Gram matrices computed once per representation)."""
-    arrs = [_centre(_as_2d(R, f"reps[{i}]")) for i, R in enumerate(reps)]
-    if len({a.shape[0] for a in arrs}) != 1:
-        raise ValueError("all representations must have the same number of samples")
+    arrs = [_centre(a) for a in _check_reps(reps)]
     K = np.stack([a @ a.T for a in arrs]).reshape(len(arrs), -1)
     nrm = np.linalg.norm(K, axis=1)
     inner = K @ K.T
@@ -291,22 +308,32 @@ def linear_cka_matrix(reps: Sequence) -> np.ndarray:
 
 
 def cca_matrix(reps: Sequence, reg: float | None = None, squared: bool = False) -> np.ndarray:
-    """All-pairs :func:`cca_similarity`."""
-    return similarity_matrix(cca_similarity, reps, reg=reg, squared=squared)
+    """All-pairs :func:`cca_similarity`, whitening each representation once.
+
+    With ``reg=None`` the ridge is chosen once from the widest representation (so a matrix mixing
+    narrow and wide representations regularises all of them).
+    """
+    arrs = _check_reps(reps, min_samples=3)
+    r = _auto_reg(arrs[0].shape[0], max(a.shape[1] for a in arrs), reg)
+    white = [_cca_whiten(a, r) for a in arrs]
+    M = len(arrs)
+    S = np.zeros((M, M))
+    for i in range(M):
+        for j in range(i, M):
+            rho = _cca_from_whitened(white[i], white[j])
+            S[i, j] = S[j, i] = 0.0 if rho.size == 0 else float(np.mean(rho**2 if squared else rho))
+    return S
 
 
 def svcca_matrix(reps: Sequence, keep: float | int = 0.99, reg: float | None = None) -> np.ndarray:
-    """All-pairs :func:`svcca`."""
-    return similarity_matrix(svcca, reps, keep=keep, reg=reg)
+    """All-pairs :func:`svcca` (each representation SVD-reduced and whitened once)."""
+    arrs = _check_reps(reps, min_samples=3)
+    return cca_matrix([_svd_reduce(a, keep) for a in arrs], reg=reg)
 
 
 def rsa_matrix(reps: Sequence, rdm_kind: str = "euclidean", corr: str = "pearson") -> np.ndarray:
     """All-pairs :func:`rsa` (each RDM computed once)."""
-    arrs = [_as_2d(R, f"reps[{i}]") for i, R in enumerate(reps)]
-    if len({a.shape[0] for a in arrs}) != 1:
-        raise ValueError("all representations must have the same number of samples")
-    if arrs[0].shape[0] < 3:
-        raise ValueError(f"RSA needs at least 3 samples; got {arrs[0].shape[0]}")
+    arrs = _check_reps(reps, min_samples=3)
     if corr not in CORRS:
         raise ValueError(f"corr must be one of {CORRS}; got {corr!r}")
     iu = np.triu_indices(arrs[0].shape[0], k=1)
