@@ -85,6 +85,28 @@ def hyperbolic_affine(x: Tensor, W: Tensor, b: Tensor, c: float, euclidean: bool
     return pm.mobius_add(pm.expmap0(y, c), pm.expmap0(b, c)[None, :, None, :], c)
 
 
+def aggregate(values: Tensor, alpha: Tensor, dst: Tensor, num_nodes: int, c: float,
+              euclidean: bool = False) -> Tensor:
+    r"""Attention-weighted aggregation of per-edge values at their destination nodes.
+
+    ``values [B, H, E, o]`` (the source node's value for each edge, ball points), ``alpha [B, H, E]``
+    (weights summing to 1 per destination), ``dst [E]``. Hyperbolic: the Einstein midpoint
+    :math:`m_v = \mathrm{midpoint}_K(\{(\mathrm{val}_e, \alpha_e)\}_{e \to v})` computed in the
+    Klein model (:func:`hgutils.manifolds.poincare.einstein_midpoint_scatter`), returned as
+    :math:`\log_0 m_v`; Euclidean: :math:`\sum_{e\to v}\alpha_e \mathrm{val}_e`. Returns ``[B, H, V, o]``
+    tangent vectors at the origin.
+    """
+    B, H, E, o = values.shape
+    offs = (torch.arange(B * H, device=values.device) * num_nodes).view(B, H, 1)
+    index = (offs + dst.view(1, 1, E)).reshape(-1)
+    if euclidean:
+        agg = torch.zeros(B * H * num_nodes, o, dtype=values.dtype, device=values.device)
+        agg = agg.index_add(0, index, (alpha.unsqueeze(-1) * values).reshape(-1, o))
+        return agg.view(B, H, num_nodes, o)
+    mid = pm.einstein_midpoint_scatter(values.reshape(-1, o), alpha.reshape(-1), index, B * H * num_nodes, c)
+    return pm.logmap0(pm.project(mid, c), c).view(B, H, num_nodes, o)
+
+
 class HyperbolicGraphAttention(nn.Module):
     """One multi-head hyperbolic graph-attention layer (see the module docstring for the math).
 
@@ -163,17 +185,8 @@ class HyperbolicGraphAttention(nn.Module):
         scores = -dist + self.edge_bias(edge_feat).permute(0, 2, 1)
         gates = torch.sigmoid(self.edge_gate(edge_feat)).permute(0, 2, 1)
         alpha = gated_attention(scores, gates, dst, V)  # [B, H, E]
+        m_tan = aggregate(v[:, :, src], alpha, dst, V, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
         H, dh = self.heads, self.head_dim
-        vs = v[:, :, src]  # [B, H, E, dh]
-        offs = (torch.arange(B * H, device=x.device) * V).view(B, H, 1)
-        index = (offs + dst.view(1, 1, E)).reshape(-1)
-        if self.euclidean:
-            agg = torch.zeros(B * H * V, dh, dtype=x.dtype, device=x.device)
-            agg = agg.index_add(0, index, (alpha.unsqueeze(-1) * vs).reshape(-1, dh))
-            m_tan = agg.view(B, H, V, dh)
-        else:
-            mid = pm.einstein_midpoint_scatter(vs.reshape(-1, dh), alpha.reshape(-1), index, B * H * V, self.c)
-            m_tan = pm.logmap0(pm.project(mid, self.c), self.c).view(B, H, V, dh)
         h = self.to_tangent(x)
         h = self.norm1(h + self.drop(self.out(m_tan.permute(0, 2, 1, 3).reshape(B, V, H * dh))))
         h = self.norm2(h + self.drop(self.ffn(h)))

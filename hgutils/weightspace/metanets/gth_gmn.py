@@ -16,8 +16,9 @@ Per snapshot ``t`` (REFERENCE §1, paper §method):
    ``n_attn_layers`` layers with self-loops; edge bias and gate read the edge attributes (and, by
    default, the signed weight of the edge at ``t``).
 3. **Kernel evolution** (EvolveGCN): per attention layer ``l`` and head ``r``,
-   :math:`p_l^{(t-1)}` = per-MLP-layer means of the tangent node states entering layer ``l`` at
-   ``t-1`` (concatenated), :math:`u_{l,r}^{(t)} = \mathrm{GRU}(p_l^{(t-1)}, u_{l,r}^{(t-1)})`,
+   :math:`p_l^{(t-1)}` = per-MLP-layer means of the tangent node states output by attention layer
+   ``l`` at snapshot ``t-1`` (concatenated; zeros before the first snapshot),
+   :math:`u_{l,r}^{(t)} = \mathrm{GRU}(p_l^{(t-1)}, u_{l,r}^{(t-1)})`,
    :math:`W^{(t)}_{l,r,q/k/v} = W^{base}_{l,r,q/k/v} + \mathrm{MLP}(u_{l,r}^{(t)})`.
 4. **Signed-weight head** on the final states ``z`` with :math:`X = \log_0 z`:
    :math:`\log|\hat w_{uv}| = \log\nu + s_u + s_v - (1 - \alpha_{uv}/d)(k_u + k_v) - \alpha_{uv}\log d_c(z_u, z_v)`,
@@ -293,9 +294,9 @@ class GTHGMN(MetaNet):
             if u is not None:
                 u = torch.stack([self.gru[i](p_prev[i // H], u[:, i]) for i in range(L * H)], 1)
             for layer in range(L):
-                p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
                 kernels = self._kernels(u, layer) if u is not None else None
                 x = self.attn[layer](x, ei, ef, kernels)
+                p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
             if want_aux:
                 terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev)
                 for k, v in terms.items():
@@ -308,8 +309,7 @@ class GTHGMN(MetaNet):
             z_prev, p_prev = x, p_cur
         last = self._pool_layers(z_prev, g.node_layer)
         if u is not None:
-            p_last = [self._mean_layers(self._tangent(z_prev), g.node_layer)] * L
-            u = torch.stack([self.gru[i](p_last[i // H], u[:, i]) for i in range(L * H)], 1)
+            u = torch.stack([self.gru[i](p_prev[i // H], u[:, i]) for i in range(L * H)], 1)
             emb = torch.cat([last, u.reshape(B, -1)], -1)
         else:
             emb = torch.cat([last, pooled_sum / T], -1)
