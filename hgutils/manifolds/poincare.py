@@ -151,7 +151,8 @@ def lambda_x(x: torch.Tensor, c: Curv = 1.0, keepdim: bool = False, validate: bo
     ck, _ = _curv(c)
     if validate:
         check_point(x, c)
-    return _gmath.lambda_x(x, k=_as_k(ck, x), keepdim=keepdim)
+    lam = _gmath.lambda_x(x, k=_as_k(ck, x), keepdim=True)  # k is in keep-dim form
+    return lam if keepdim else lam.squeeze(-1)
 
 
 def transp0(y: torch.Tensor, v: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
