@@ -186,6 +186,23 @@ def check_params(params: Mapping[str, Tensor]) -> tuple[int, tuple[int, ...]]:
     return N, tuple(sizes)
 
 
+def _check_stacked(params: Mapping[str, Tensor]) -> int:
+    """Any stacked parameter dict (MLP, CNN, ...): float tensors sharing the first dimension ``N``."""
+    if not params:
+        raise ValueError("params must be a non-empty dict of stacked tensors")
+    if "W0" in params and params["W0"].dim() == 3:
+        return check_params(params)[0]  # an MLP: check the layer chain too
+    N = None
+    for k, v in params.items():
+        if not isinstance(v, Tensor) or not v.is_floating_point() or v.dim() < 1:
+            raise ValueError(f"params[{k!r}] must be a floating tensor [N, ...]; got {type(v).__name__}")
+        if N is None:
+            N = v.shape[0]
+        elif v.shape[0] != N:
+            raise ValueError(f"all params must share the first dimension N={N}; {k!r} has {tuple(v.shape)}")
+    return int(N)
+
+
 def _activation(activation: Activation, omega0: float | None) -> Callable[[Tensor], Tensor]:
     if callable(activation):
         return activation
@@ -402,7 +419,7 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
     snapshot_dtype
         Storage dtype of the snapshots (e.g. ``torch.float16``); default the parameter dtype.
     """
-    N, _ = check_params(params)
+    N = _check_stacked(params)
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a non-negative int; got {steps!r}")
     if optimizer not in OPTIMIZERS:
@@ -411,8 +428,8 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
         raise ValueError("train_stacked needs loss_fn or value_and_grad")
     snaps = _check_snapshot_steps(snapshot_steps, steps)
     keys = list(params)
-    dtype = params["W0"].dtype
-    device = params["W0"].device
+    first = next(iter(params.values()))
+    dtype, device = first.dtype, first.device
     # one flat [N, D] buffer for all parameters: the optimizer is a handful of ops per step
     layout: list[tuple[str, int, int, tuple[int, ...]]] = []
     off = 0
