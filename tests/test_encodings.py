@@ -194,3 +194,14 @@ def test_custom_encoding_with_phases_lifts_pi():
     assert res < 1e-12
     x = _fresh_points(32)
     assert torch.allclose(enc(-x), enc(x) @ rho.T, atol=1e-12)
+
+
+def test_lift_is_a_homomorphism_on_all_liftable_pairs():
+    els = candidate_elements()
+    for enc in ENCODINGS:
+        lifted = [g for g in els if enc.exact_lift(g) is not None]
+        for g in lifted:
+            for h in lifted:
+                gh = compose(g, h)
+                assert enc.exact_lift(gh) is not None, (enc.name, g.name, h.name)  # closed under products
+                assert torch.allclose(enc.lift(g)[0] @ enc.lift(h)[0], enc.lift(gh)[0], atol=1e-12)
