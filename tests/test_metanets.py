@@ -1,0 +1,206 @@
+"""Baselines (StatNN, FlatMLP, NFN_NP/HNP, DWSNet, GMN): invariance, learnability, containers, errors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from hgutils.weightspace.metanets import (
+    GMN,
+    MODELS,
+    NFN,
+    DWSNet,
+    FlatMLP,
+    StatNN,
+    WeightData,
+    build_metanet,
+    info_nce,
+    random_hidden_perms,
+    snapshot_index,
+    task_loss,
+)
+from hgutils.weightspace.metanets.dws import DWSLayer
+from hgutils.weightspace.metanets.flat import permute_hidden_per_network
+from hgutils.weightspace.metanets.statnn import tensor_stats
+from hgutils.weightspace.training import TrainConfig, fit
+
+SIZES = (2, 5, 5, 1)
+
+
+def make_data(n=6, T=3, dtype=torch.float64, seed=0, sizes=SIZES) -> WeightData:
+    g = torch.Generator().manual_seed(seed)
+    L = len(sizes) - 1
+    return WeightData(tuple(torch.randn(n, T, sizes[i + 1], sizes[i], generator=g, dtype=dtype) for i in range(L)),
+                      tuple(torch.randn(n, T, sizes[i + 1], generator=g, dtype=dtype) for i in range(L)))
+
+
+@dataclasses.dataclass
+class GMNGraphLike:
+    """GMN graph fields: one edge per parameter (bias node per layer)."""
+
+    edge_index: torch.Tensor
+    node_layer: torch.Tensor
+    node_type: torch.Tensor
+    edge_weight: torch.Tensor
+
+    def __getitem__(self, i):
+        return dataclasses.replace(self, edge_weight=self.edge_weight[i])
+
+    def __len__(self):
+        return self.edge_weight.shape[0]
+
+
+def gmn_graph(data: WeightData) -> GMNGraphLike:
+    sizes = data.sizes
+    offs = [0]
+    for s in sizes:
+        offs.append(offs[-1] + s)
+    nb = len(data.weights)
+    layer = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)] + [torch.arange(nb)])
+    typ = torch.cat([torch.zeros(sizes[0])] + [torch.ones(s) for s in sizes[1:-1]]
+                    + [torch.full((sizes[-1],), 2), torch.full((nb,), 3)]).long()
+    src, dst, cols = [], [], []
+    for i, (W, b) in enumerate(zip(data.weights, data.biases)):
+        o, n = W.shape[2], W.shape[3]
+        ii, jj = torch.meshgrid(torch.arange(o), torch.arange(n), indexing="ij")
+        src += [offs[i] + jj.reshape(-1), torch.full((o,), offs[-1] + i)]
+        dst += [offs[i + 1] + ii.reshape(-1), offs[i + 1] + torch.arange(o)]
+        cols += [W.reshape(*W.shape[:2], -1), b]
+    return GMNGraphLike(torch.stack([torch.cat(src), torch.cat(dst)]), layer, typ, torch.cat(cols, -1))
+
+
+def baselines(T: int, task: str = "classification", k: int = 3, sizes=SIZES):
+    return {
+        "StatNN": StatNN(task, k, sizes, T),
+        "NFN_NP": NFN(task, k, sizes, T, mode="np"),
+        "NFN_HNP": NFN(task, k, sizes, T, mode="hnp"),
+        "DWSNet": DWSNet(task, k, sizes, T, depth=2),
+        "FlatMLP": FlatMLP(task, k, sizes, T),
+    }
+
+
+@pytest.mark.parametrize("name", ["StatNN", "NFN_NP", "NFN_HNP", "DWSNet", "GMN"])
+def test_invariant_baselines_ignore_hidden_permutations_across_snapshots(name):
+    torch.manual_seed(0)
+    data = make_data(4, 3)
+    perm = data.permute_hidden(random_hidden_perms(SIZES, torch.Generator().manual_seed(1)))
+    if name == "GMN":
+        g, gp = gmn_graph(data), gmn_graph(perm)
+        m = GMN.for_graph(g, "classification", 3, depth=2).double().eval()
+        assert torch.allclose(m.embed(g), m.embed(gp), atol=1e-5)
+        assert torch.allclose(m(g), m(gp), atol=1e-5)
+        assert not torch.allclose(m(g), m(gmn_graph(make_data(4, 3, seed=7))), atol=1e-4)
+        return
+    m = baselines(3)[name].double().eval()
+    assert torch.allclose(m.embed(data), m.embed(perm), atol=1e-5)
+    assert torch.allclose(m(data), m(perm), atol=1e-5)
+    assert not torch.allclose(m(data), m(make_data(4, 3, seed=7)), atol=1e-4)  # not a constant map
+
+
+def test_flat_mlp_is_not_invariant():
+    torch.manual_seed(0)
+    data = make_data(4, 3)
+    perm = data.permute_hidden(random_hidden_perms(SIZES, torch.Generator().manual_seed(1)))
+    m = baselines(3)["FlatMLP"].double().eval()
+    assert (m(data) - m(perm)).abs().max() > 1e-3
+
+
+def test_permutations_keep_the_function_and_aug_is_per_network():
+    data = make_data(3, 2)
+    x = torch.randn(7, 2, dtype=torch.float64)
+
+    def f(d: WeightData, n: int, t: int):
+        h = x
+        for i, (W, b) in enumerate(zip(d.weights, d.biases)):
+            h = h @ W[n, t].T + b[n, t]
+            if i < len(d.weights) - 1:
+                h = torch.tanh(h)
+        return h
+
+    p = permute_hidden_per_network(data, torch.Generator().manual_seed(0))
+    for n in range(3):
+        for t in range(2):
+            assert torch.allclose(f(data, n, t), f(p, n, t))
+    assert not torch.allclose(p.weights[0], data.weights[0])
+
+
+def test_dws_layer_is_equivariant():
+    torch.manual_seed(2)
+    data = make_data(3, 4)
+    perms = random_hidden_perms(SIZES, torch.Generator().manual_seed(3))
+    layer = DWSLayer(3, 4, 6).double()
+    W, b = layer((list(data.weights), list(data.biases)))
+    pd = data.permute_hidden(perms)
+    Wp, bp = layer((list(pd.weights), list(pd.biases)))
+    expect = WeightData(tuple(W), tuple(b)).permute_hidden(perms)
+    for x, y in zip(expect.weights + expect.biases, Wp + bp):
+        assert torch.allclose(x, y, atol=1e-10)
+
+
+def test_stats_are_the_seven_statistics():
+    x = torch.arange(10.0).view(1, 1, 2, 5)
+    s = tensor_stats(x)[0, 0]
+    assert torch.allclose(s, torch.tensor([4.5, 8.25, 0.0, 2.25, 4.5, 6.75, 9.0]))
+
+
+@pytest.mark.parametrize("name", ["StatNN", "FlatMLP", "NFN_NP", "NFN_HNP", "DWSNet", "GMN"])
+def test_each_baseline_overfits_32_networks(name):
+    torch.manual_seed(4)
+    data = make_data(32, 2, torch.float32, seed=11)
+    y = torch.randint(0, 2, (32,), generator=torch.Generator().manual_seed(0))
+    if name == "GMN":
+        d = gmn_graph(data)
+        m = GMN.for_graph(d, "classification", 2, depth=2)
+    else:
+        d, m = data, baselines(2, k=2)[name]
+    # validation = the training set: this checks the capacity to fit, early stopping ends it at 100 %
+    res = fit(m, d, y, torch.arange(32), torch.arange(32),
+              cfg=TrainConfig(epochs=150, batch_size=32, lr=3e-3, patience=25))
+    assert res.metrics["train"]["accuracy"] == 1.0, res.history[-1]
+
+
+def test_snapshot_index_and_weightdata_errors():
+    assert snapshot_index(5, "last").tolist() == [4]
+    assert snapshot_index(5, "all").tolist() == [0, 1, 2, 3, 4]
+    assert snapshot_index(5, 3).tolist() == [0, 2, 4]
+    assert snapshot_index(5, 1).tolist() == [4]
+    assert snapshot_index(5, [-1, 0]).tolist() == [4, 0]
+    with pytest.raises(ValueError, match="empty"):
+        snapshot_index(0, "last")
+    with pytest.raises(ValueError):
+        snapshot_index(3, 4)
+    with pytest.raises(ValueError, match="empty"):
+        WeightData((torch.zeros(2, 0, 3, 2),), (torch.zeros(2, 0, 3),))
+    with pytest.raises(ValueError, match="inputs"):
+        WeightData((torch.zeros(2, 1, 3, 2), torch.zeros(2, 1, 1, 4)), (torch.zeros(2, 1, 3), torch.zeros(2, 1, 1)))
+
+
+def test_architecture_mismatch_errors():
+    data = make_data(2, 3)
+    other = make_data(2, 3, sizes=(2, 5, 1))
+    for name, m in baselines(3).items():
+        with pytest.raises(ValueError, match="mismatch"):
+            m.double().embed(other)
+        with pytest.raises(ValueError, match="mismatch"):
+            m.double().embed(data.select(torch.tensor([0, 1])))  # wrong number of snapshots
+        assert name
+    g = gmn_graph(data)
+    m = GMN.for_graph(g, "classification", 2)
+    with pytest.raises(ValueError, match="snapshots"):
+        m.embed(dataclasses.replace(g, edge_weight=g.edge_weight[:, :1]))
+    with pytest.raises(ValueError, match="unknown"):
+        build_metanet("Transformer", None, "classification", 2)
+    assert "GTH-GMN" in MODELS
+
+
+def test_heads_and_infonce():
+    z = torch.nn.functional.normalize(torch.randn(8, 4), dim=-1)
+    aligned = info_nce(z, z, 0.1)
+    shuffled = info_nce(z, z[torch.randperm(8)], 0.1)
+    assert aligned < shuffled
+    with pytest.raises(ValueError, match="integer"):
+        task_loss("classification", torch.zeros(2, 3), torch.zeros(2))
+    with pytest.raises(ValueError, match="task"):
+        StatNN("ranking", 2, SIZES, 1)
