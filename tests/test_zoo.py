@@ -1,0 +1,229 @@
+"""Tests for hgutils.weightspace.zoo: zoo container, SIREN fitting, the three zoos, chunked resume."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import hgutils.weightspace.zoo as zoo_mod
+from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
+from hgutils.weightspace.zoo import (
+    MLPSpec,
+    Zoo,
+    classifier_zoo,
+    fit_sirens,
+    image_coordinates,
+    inr_image_zoo,
+    inr_reconstruct,
+    net_seeds,
+    psnr,
+    sine_zoo,
+    siren_mse_value_and_grad,
+)
+
+INR_SMALL = dict(n_images=24, steps=60, T=4, chunk_size=10)
+
+
+class _Sine(torch.nn.Module):
+    def forward(self, z):
+        return torch.sin(30.0 * z)
+
+
+@pytest.mark.parametrize("sizes,offset", [((2, 8, 8, 1), 0.0), ((1, 6, 5, 4, 2), 0.5)])
+def test_fused_siren_gradient_matches_autograd(sizes, offset):
+    n, P = 3, 17
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(P, sizes[0], generator=g, dtype=torch.float64) * 2 - 1
+    y = torch.rand(n, P, sizes[-1], generator=g, dtype=torch.float64)
+    p = init_mlp(n, sizes, scheme="siren", generator=g, dtype=torch.float64)
+    losses, grads = siren_mse_value_and_grad(x, y, 30.0, offset)(p)
+    q = {k: v.clone().requires_grad_(True) for k, v in p.items()}
+    ref = ((mlp_forward(q, x, "sine", omega0=30.0, output_offset=offset) - y) ** 2).mean(dim=(1, 2))
+    ref_g = torch.autograd.grad(ref.sum(), list(q.values()))
+    torch.testing.assert_close(losses, ref.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grads, torch.cat([v.reshape(n, -1) for v in ref_g], 1), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.float64, 1e-10)])
+def test_fused_inr_in_batch_equals_alone(dtype, tol):
+    """A SIREN INR trained in the batch (fused gradients) = the same INR alone (nn.Sequential + Adam)."""
+    n, steps = 4, 100
+    x = image_coordinates(6, 6).to(dtype)
+    y = torch.rand(n, 36, 1, generator=torch.Generator().manual_seed(1)).to(dtype)
+    p = init_mlp(n, (2, 16, 16, 1), scheme="siren", generator=torch.Generator().manual_seed(2), dtype=dtype)
+    res = train_stacked(p, None, steps=steps, lr=5e-4, value_and_grad=siren_mse_value_and_grad(x, y, 30.0))
+    for i in range(n):
+        net = torch.nn.Sequential(torch.nn.Linear(2, 16), _Sine(), torch.nn.Linear(16, 16), _Sine(),
+                                  torch.nn.Linear(16, 1)).to(dtype)
+        with torch.no_grad():
+            for l in range(3):
+                net[2 * l].weight.copy_(p[f"W{l}"][i])
+                net[2 * l].bias.copy_(p[f"b{l}"][i])
+        opt = torch.optim.Adam(net.parameters(), lr=5e-4)
+        for _ in range(steps):
+            opt.zero_grad()
+            ((net(x) - y[i]) ** 2).mean().backward()
+            opt.step()
+        for l in range(3):
+            ref = net[2 * l].weight.detach()
+            assert torch.linalg.norm(res.params[f"W{l}"][i] - ref) <= tol * torch.linalg.norm(ref)
+        assert not torch.allclose(res.params["W1"][i], p["W1"][i], atol=1e-5)
+
+
+def test_inr_zoo_snapshots_init_final_and_psnr(tmp_path):
+    z = inr_image_zoo("digits", cache_root=tmp_path, **INR_SMALL)
+    assert len(z) == 24 and z.T == 4 and z.steps.tolist() == [0, 20, 40, 60]
+    assert z.spec == MLPSpec((2, 32, 32, 1), "sine", 30.0, 0.0)
+    assert z.params["W1"].shape == (24, 4, 32, 32)
+    init = init_mlp(24, (2, 32, 32, 1), scheme="siren", seeds=net_seeds(0, 0, 24))
+    for k in init:  # snapshot 0 is the initialisation, exactly
+        assert torch.equal(z.params[k][:, 0], init[k])
+    # last snapshot = the final weights of the same fit run alone (batch of 2, other batch layout)
+    x = image_coordinates(8, 8)
+    imgs = inr_reconstruct(z, 0)
+    assert imgs.shape == (24, 1, 8, 8)
+    from hgutils.data import load_images
+
+    target = load_images("digits", "train", limit=24).images.flatten(2).transpose(1, 2)
+    alone = fit_sirens(x, target[5:7], z.spec, init="siren", seeds=net_seeds(0, 5, 7), steps=60,
+                       snapshot_steps=[0, 60], lr=5e-4, batch_size=2)
+    for k in init:
+        torch.testing.assert_close(z.params[k][5:7, -1], alone[k][:, -1], rtol=1e-5, atol=1e-6)
+    # INRs reconstruct their targets: final PSNR is the PSNR of the rendered image
+    rec = inr_reconstruct(z).flatten(2).transpose(1, 2)
+    torch.testing.assert_close(psnr(((rec - target) ** 2).mean(dim=(1, 2))), z.meta["psnr"], rtol=1e-3, atol=1e-2)
+    q = z.meta["psnr"].quantile(torch.tensor([0.1, 0.5, 0.9]))
+    print(f"\nINR zoo (digits, 60 steps) PSNR dB: p10 {q[0]:.1f}  median {q[1]:.1f}  p90 {q[2]:.1f}")
+    assert q[1] > 25.0
+    assert torch.all(z.meta["final_loss"] < ((imgs.flatten(2).transpose(1, 2) - target) ** 2).mean(dim=(1, 2)))
+    assert z.meta["label"].shape == (24,) and z.meta["label"].unique().numel() == 10
+    # the cache returns the same zoo
+    z2 = inr_image_zoo("digits", cache_root=tmp_path, **INR_SMALL)
+    assert all(torch.equal(z.params[k], z2.params[k]) for k in z.params)
+
+
+def test_interrupted_generation_resumes_identically(tmp_path, monkeypatch):
+    reference = inr_image_zoo("digits", cache=False, **INR_SMALL)
+    calls = []
+    real_fit = zoo_mod.fit_sirens
+
+    def counting_fit(*a, **kw):
+        calls.append(1)
+        return real_fit(*a, **kw)
+
+    monkeypatch.setattr(zoo_mod, "fit_sirens", counting_fit)
+
+    def kill_after_second_chunk(c):
+        if c == 1:
+            raise KeyboardInterrupt("simulated kill")
+
+    monkeypatch.setattr(zoo_mod, "_CHUNK_HOOK", kill_after_second_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        inr_image_zoo("digits", cache_root=tmp_path, **INR_SMALL)
+    assert len(calls) == 2
+    chunk_files = sorted((tmp_path / "inr_zoo").glob("*.chunks/chunk_*.pt"))
+    assert len(chunk_files) == 2
+    # corrupt the first chunk (a torn write): it must be detected and redone
+    chunk_files[0].write_bytes(chunk_files[0].read_bytes()[:-100])
+    monkeypatch.setattr(zoo_mod, "_CHUNK_HOOK", None)
+    calls.clear()
+    resumed = inr_image_zoo("digits", cache_root=tmp_path, **INR_SMALL)
+    assert len(calls) == 2  # chunk 0 (corrupt) and chunk 2 (never done); chunk 1 loaded
+    for k in reference.params:
+        assert torch.equal(resumed.params[k], reference.params[k])
+    for k in reference.meta:
+        assert torch.equal(resumed.meta[k], reference.meta[k])
+    assert not list((tmp_path / "inr_zoo").glob("*.chunks"))  # chunks removed once assembled
+
+
+def test_zoo_container_operations():
+    z = inr_image_zoo("digits", cache=False, n_images=12, steps=6, T=3, chunk_size=12)
+    sub = z.subset([3, 1])
+    assert len(sub) == 2 and torch.equal(sub.params["W0"][0], z.params["W0"][3])
+    assert torch.equal(sub.meta["label"], z.meta["label"][[3, 1]])
+    mask = torch.zeros(12, dtype=torch.bool)
+    mask[[0, 5]] = True
+    assert len(z.subset(mask)) == 2
+    last = z.snapshots([-1])
+    assert last.T == 1 and last.steps.tolist() == [6]
+    assert torch.equal(last.params["b1"][:, 0], z.params["b1"][:, -1])
+    ws = z.weights()
+    assert len(ws) == 3 and ws[1][0].shape == (12, 3, 32, 32) and ws[2][1].shape == (12, 3, 1)
+    a, b, c = z.split([0.5, 0.25, 0.25], seed=1)
+    assert (len(a), len(b), len(c)) == (6, 3, 3)
+    idx = torch.cat([a.meta["index"], b.meta["index"], c.meta["index"]])
+    assert sorted(idx.tolist()) == list(range(12))
+    a2, _, _ = z.split([0.5, 0.25, 0.25], seed=1)
+    assert torch.equal(a.meta["index"], a2.meta["index"])
+    half = z.to(torch.float16)
+    assert half.nbytes() * 2 == z.nbytes()
+    both = Zoo.concat([a, b])
+    assert len(both) == 9
+    with pytest.raises(ValueError, match="sum to <= 1"):
+        z.split([0.8, 0.5])
+    with pytest.raises(ValueError, match="snapshot indices"):
+        z.snapshots([3])
+    with pytest.raises(ValueError, match="do not match spec"):
+        Zoo(MLPSpec((2, 16, 32, 1), "sine", 30.0), z.params, z.steps)
+    with pytest.raises(ValueError, match="steps must be"):
+        Zoo(z.spec, z.params, torch.arange(4))
+    with pytest.raises(ValueError, match=r"meta\['x'\]"):
+        Zoo(z.spec, z.params, z.steps, {"x": torch.zeros(5)})
+
+
+def test_sine_zoo_targets_and_fit():
+    z = sine_zoo(cache=False, n_nets=6, n_points=64, steps=60, T=3, chunk_size=4)
+    a, b = z.meta["target"].unbind(1)
+    assert z.spec.sizes == (1, 32, 32, 1) and z.spec.output_offset == 0.5
+    assert torch.all((a >= 0) & (a <= 10) & (b >= 0) & (b <= 10)) and a.unique().numel() == 6
+    x = z.info["x"]
+    assert x.shape == (64, 1) and x.min() == -math.pi and x.max() < math.pi
+    y = a[:, None, None] * torch.sin(b[:, None, None] * x)
+    loss0 = ((z.spec.forward(z.at(0), x) - y) ** 2).mean(dim=(1, 2))
+    lossT = ((z.spec.forward(z.at(-1), x) - y) ** 2).mean(dim=(1, 2))
+    torch.testing.assert_close(lossT, z.meta["final_loss"], rtol=1e-4, atol=1e-6)
+    assert torch.all(lossT < loss0)
+    # same (a, b) and init for network i whatever the chunking
+    z2 = sine_zoo(cache=False, n_nets=6, n_points=64, steps=60, T=3, chunk_size=6)
+    assert torch.equal(z2.meta["target"], z.meta["target"])
+    assert torch.equal(z2.params["W0"][:, 0], z.params["W0"][:, 0])
+
+
+def test_classifier_zoo_mlp_and_cnn():
+    z = classifier_zoo("digits", cache=False, n_nets=8, steps=40, n_train=200, n_test=100, T=3,
+                       batch_size=16)
+    assert z.spec.sizes == (64, 32, 32, 10)
+    acc = z.meta["test_acc"]
+    assert acc.shape == (8,) and torch.all((acc >= 0) & (acc <= 1))
+    assert acc.max() > 0.3  # at least one classifier learned something in 40 steps
+    cfg = z.info["config"]
+    assert torch.all((z.meta["lr"] >= cfg["lr_range"][0]) & (z.meta["lr"] <= cfg["lr_range"][1]))
+    allowed = torch.tensor(cfg["train_fractions"])
+    assert torch.isclose(z.meta["train_fraction"][:, None], allowed).any(1).all()
+    assert torch.all(z.params["b0"][:, 0] == 0)
+    c = classifier_zoo("digits", cache=False, arch="cnn", n_nets=3, steps=86, n_train=60, n_test=40, T=9,
+                       schedule="cnn_zoo", batch_size=8)
+    assert c.params["W0"].shape == (3, 9, 16, 1, 3, 3) and c.params["W3"].shape == (3, 9, 10, 16)
+    assert c.steps.tolist() == [0, 1, 2, 3, 20, 40, 60, 80, 86]  # the Small CNN Zoo checkpoint epochs
+    assert torch.all((c.meta["test_acc"] >= 0) & (c.meta["test_acc"] <= 1))
+    with pytest.raises(ValueError, match="too few"):
+        classifier_zoo("digits", cache=False, arch="cnn", steps=20, T=9, schedule="cnn_zoo")
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="unknown dataset"):
+        inr_image_zoo("imagenet", cache=False)
+    with pytest.raises(ValueError, match="training steps"):
+        inr_image_zoo("digits", cache=False, steps=3, T=10)
+    with pytest.raises(ValueError, match="init must be"):
+        inr_image_zoo("digits", cache=False, init="xavier")
+    with pytest.raises(ValueError, match="has no field"):
+        sine_zoo(cache=False, n_sines=3)
+    with pytest.raises(ValueError, match="arch must be"):
+        classifier_zoo("digits", cache=False, arch="resnet")
+    with pytest.raises(ValueError, match="same P"):
+        siren_mse_value_and_grad(torch.zeros(5, 2), torch.zeros(2, 4, 1), 30.0)
+    with pytest.raises(ValueError, match="snapshot_dtype"):
+        sine_zoo(cache=False, snapshot_dtype="bfloat16")
