@@ -350,6 +350,18 @@ def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
+def _conv2d(x: torch.Tensor, w: torch.Tensor, stride: tuple[int, int], padding: tuple[int, int]) -> torch.Tensor:
+    """``F.conv2d`` that runs a strided 1x1 convolution as subsampling + stride-1 convolution.
+
+    torch 2.13's CPU backend corrupts the heap in the weight gradient of a 1x1, stride-2 conv2d
+    (reproduced in isolation: "double free or corruption" / segfault); the subsampled form is the
+    same arithmetic and avoids that kernel.
+    """
+    if w.shape[-2:] == (1, 1) and padding == (0, 0) and stride != (1, 1):
+        return F.conv2d(x[:, :, :: stride[0], :: stride[1]].contiguous(), w)
+    return F.conv2d(x, w, stride=stride, padding=padding)
+
+
 class LorentzConv2d(nn.Module):
     r"""Intrinsic Lorentz convolution ``[B, H, W, in+1] → [B, H', W', out+1]``.
 
@@ -375,12 +387,12 @@ class LorentzConv2d(nn.Module):
             raise ValueError(f"LorentzConv2d expects [B, H, W, C+1] (channel-last); got {tuple(x.shape)}")
         _check_features(x, self.in_channels, "LorentzConv2d", "[B, H, W, C+1]")
         sk, kh, kw = _sk(self.c), *self.kernel_size
-        xs = x[..., 1:].permute(0, 3, 1, 2)  # [B, C, H, W]
+        xs = x[..., 1:].permute(0, 3, 1, 2).contiguous()  # [B, C, H, W]
         fc = self.fc
-        zw = (fc.z / self.scale).view(self.out_channels, kh, kw, self.in_channels).permute(0, 3, 1, 2)
-        zx = F.conv2d(xs, zw, stride=self.stride, padding=self.padding)  # [B, out, H', W']
-        sq = F.conv2d((xs * xs).sum(1, keepdim=True), xs.new_ones(1, 1, kh, kw),
-                      stride=self.stride, padding=self.padding) / self.scale**2
+        zw = (fc.z / self.scale).view(self.out_channels, kh, kw, self.in_channels).permute(0, 3, 1, 2).contiguous()
+        zx = _conv2d(xs, zw, self.stride, self.padding)  # [B, out, H', W']
+        sq = _conv2d((xs * xs).sum(1, keepdim=True), xs.new_ones(1, 1, kh, kw), self.stride,
+                     self.padding) / self.scale**2
         t = torch.sqrt(sk * sk + sq)
         zn = clamp_min_norm(fc.z, dim=-1, keepdim=False)[:, None, None]
         ta = (fc.a / sk)[:, None, None]

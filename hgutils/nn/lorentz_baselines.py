@@ -22,7 +22,7 @@ from torch import nn
 
 from hgutils.manifolds import lorentz as L
 from hgutils.manifolds.numerics import clamp_pos
-from hgutils.nn.lorentz import GyroLBN, _check_features, _pair, _sk, space_to_lorentz
+from hgutils.nn.lorentz import GyroLBN, _check_features, _conv2d, _pair, _sk, space_to_lorentz
 
 __all__ = ["LorentzFC", "LorentzConv2dHCNN", "LorentzConv1dHCNN", "LorentzBN", "karcher_mean", "GyroBN",
            "PoincareLinear"]
@@ -66,10 +66,11 @@ class LorentzConv2dHCNN(nn.Module):
             raise ValueError(f"LorentzConv2dHCNN expects [B, H, W, C+1] (channel-last); got {tuple(x.shape)}")
         _check_features(x, self.in_channels, "LorentzConv2dHCNN", "[B, H, W, C+1]")
         sk, (kh, kw) = _sk(self.c), self.kernel_size
-        xs = x[..., 1:].permute(0, 3, 1, 2)
-        ys = F.conv2d(xs, self.weight, self.bias, stride=self.stride, padding=self.padding)
-        sq = F.conv2d((xs * xs).sum(1, keepdim=True), xs.new_ones(1, 1, kh, kw),
-                      stride=self.stride, padding=self.padding)
+        xs = x[..., 1:].permute(0, 3, 1, 2).contiguous()
+        ys = _conv2d(xs, self.weight, self.stride, self.padding)
+        if self.bias is not None:
+            ys = ys + self.bias[:, None, None]
+        sq = _conv2d((xs * xs).sum(1, keepdim=True), xs.new_ones(1, 1, kh, kw), self.stride, self.padding)
         t = torch.sqrt(sk * sk + sq)
         ys = ys + self.w_time[:, None, None] * t
         return space_to_lorentz(ys.permute(0, 2, 3, 1), self.c)

@@ -194,7 +194,7 @@ def train_classifier(model: nn.Module, x_train: torch.Tensor, y_train: torch.Ten
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            tot += float(loss) * len(idx)
+            tot += float(loss.detach()) * len(idx)
             correct += int((out.argmax(-1) == yb).sum())
             seen += len(idx)
         sched.step()
