@@ -57,6 +57,7 @@ class TrainConfig:
     aug_noise: float = 0.2  # InfoNCE views: Gaussian weight noise sigma (DWSNets protocol [2nd])
     aug_mask: float = 0.5  # InfoNCE views: masking probability (DWSNets protocol [2nd])
     checkpoint_path: str | None = None  # save after each epoch / resume from here (None = off)
+    restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
 
 
 @dataclass
@@ -305,7 +306,8 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
                                 "gen": gen.get_state()})
         if bad >= cfg.patience:
             stopped = True
-    model.load_state_dict(best_state)
+    if cfg.restore_best:
+        model.load_state_dict(best_state)
     res.seconds_per_epoch = float(np.mean(times)) if times else float("nan")
     for name, ix in (("train", tr), ("val", va), ("test", te)):
         if ix is not None:

@@ -88,7 +88,10 @@ class WeightData:
     def from_zoo(cls, zoo: Any, snapshots: Snapshots = "last") -> WeightData:
         """Weight tuples of ``zoo`` (via ``zoo.weights()``) restricted to the chosen snapshots."""
         pairs = zoo.weights()
-        data = cls(tuple(W for W, _ in pairs), tuple(b for _, b in pairs))
+        if not pairs or pairs[0][0].dim() != 4:
+            raise ValueError("WeightData needs an MLP zoo: weights [N, T, out, in] per layer; got "
+                             f"{[tuple(W.shape) for W, _ in pairs]}")
+        data = cls(tuple(_f32(W) for W, _ in pairs), tuple(_f32(b) for _, b in pairs))
         return data.select(snapshot_index(data.T, snapshots))
 
     @property
@@ -134,6 +137,11 @@ class WeightData:
             keep = torch.rand(x.shape, generator=generator) >= mask
             return (x + n.to(x.device)) * keep.to(x.device, x.dtype)
         return WeightData(tuple(f(W) for W in self.weights), tuple(f(b) for b in self.biases))
+
+
+def _f32(x: Tensor) -> Tensor:
+    """float16/bfloat16 storage -> float32 compute (zoos may be stored in half precision)."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
 def random_hidden_perms(sizes: tuple[int, ...], generator: torch.Generator | None = None) -> list[Tensor]:

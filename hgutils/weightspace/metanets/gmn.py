@@ -19,6 +19,7 @@ Readout: mean of node states and mean of edge states -> MLP: invariant to hidden
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -36,6 +37,12 @@ def io_positions(node_layer: Tensor, node_type: Tensor) -> Tensor:
             sel = torch.nonzero(m & (node_layer == lay)).flatten()
             pos[sel] = torch.arange(1, sel.numel() + 1)
     return pos
+
+
+def _positions(g: Any) -> Tensor:
+    """``g.node_pos`` when the graph carries it (GMNGraph), else :func:`io_positions`."""
+    pos = getattr(g, "node_pos", None)
+    return pos.long() if pos is not None else io_positions(g.node_layer, g.node_type)
 
 
 def _mlp(i: int, h: int, o: int) -> nn.Sequential:
@@ -63,7 +70,7 @@ class GMN(MetaNet):
 
     @classmethod
     def for_graph(cls, graph: Any, task: str, out_dim: int, **kw: Any) -> GMN:
-        pos = io_positions(graph.node_layer, graph.node_type)
+        pos = _positions(graph)
         return cls(task, out_dim, n_node_layers=int(graph.node_layer.max()) + 1,
                    n_snapshots=graph.edge_weight.shape[1], max_io=int(pos.max()),
                    n_node_types=max(4, int(graph.node_type.max()) + 1), **kw)
@@ -75,6 +82,8 @@ class GMN(MetaNet):
         if len(idx) != len(zoo.steps):
             zoo = zoo.snapshots(idx)
         g = GMNGraph.from_zoo(zoo)
+        if g.edge_weight.dtype in (torch.float16, torch.bfloat16):
+            g = dataclasses.replace(g, edge_weight=g.edge_weight.float())
         self.check_data(g)
         return g
 
@@ -84,13 +93,11 @@ class GMN(MetaNet):
                              f"{self.n_snapshots}, E]; got {tuple(g.edge_weight.shape)}")
         if g.edge_weight.shape[2] != g.edge_index.shape[1]:
             raise ValueError(f"edge_weight has {g.edge_weight.shape[2]} edges, edge_index {g.edge_index.shape[1]}")
-        if int(g.node_layer.max()) >= self.n_node_layers:
+        if int(g.node_layer.max()) + 1 != self.n_node_layers:
             raise ValueError(f"graph has {int(g.node_layer.max()) + 1} layer labels, model was built for "
                              f"{self.n_node_layers} (zoo/architecture mismatch)")
 
     def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
-        import dataclasses
-
         w = batch.edge_weight
         keep = (torch.rand(w.shape, generator=generator) >= mask).to(w.dtype)
         return dataclasses.replace(batch, edge_weight=(w + noise * torch.randn(w.shape, generator=generator,
@@ -100,7 +107,7 @@ class GMN(MetaNet):
         self.check_data(g)
         B, T, E = g.edge_weight.shape
         V = g.node_layer.shape[0]
-        pos = io_positions(g.node_layer, g.node_type).clamp_max(self.max_io)
+        pos = _positions(g).clamp_max(self.max_io)
         h = (self.layer_emb(g.node_layer) + self.type_emb(g.node_type) + self.pos_emb(pos)).expand(B, V, -1)
         src = torch.cat([g.edge_index[0], g.edge_index[1]])
         dst = torch.cat([g.edge_index[1], g.edge_index[0]])

@@ -44,6 +44,7 @@ node coordinates of given graphs with Riemannian Adam against the reconstruction
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -183,6 +184,9 @@ class GTHGMN(MetaNet):
         if len(idx) != len(zoo.steps):
             zoo = zoo.snapshots(idx)
         graph = TemporalParamGraph.from_zoo(zoo)
+        if graph.edge_weight.dtype in (torch.float16, torch.bfloat16):
+            graph = dataclasses.replace(graph, edge_weight=graph.edge_weight.float(),
+                                        node_feat=graph.node_feat.float(), edge_attr=graph.edge_attr.float())
         self.check_data(graph)
         return graph
 
@@ -196,7 +200,7 @@ class GTHGMN(MetaNet):
             raise ValueError(f"edge_weight must be [B, T, E={E}] matching node_feat; got {tuple(g.edge_weight.shape)}")
         if g.edge_weight.shape[1] < 1:
             raise ValueError("empty trajectory: the graphs have T = 0 snapshots")
-        if int(g.node_layer.max()) >= self.n_node_layers or int(g.node_type.max()) >= self.n_node_types:
+        if int(g.node_layer.max()) + 1 != self.n_node_layers or int(g.node_type.max()) >= self.n_node_types:
             raise ValueError(f"graph has layer labels up to {int(g.node_layer.max())} / types up to "
                              f"{int(g.node_type.max())}, model was built for {self.n_node_layers} layers / "
                              f"{self.n_node_types} types (zoo/architecture mismatch)")
@@ -205,8 +209,6 @@ class GTHGMN(MetaNet):
 
     def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
         """View for InfoNCE: Gaussian noise on edge weights and node features, edges masked with prob ``mask``."""
-        import dataclasses
-
         w, f = batch.edge_weight, batch.node_feat
         keep = (torch.rand(w.shape, generator=generator) >= mask).to(w.dtype)
         w = (w + noise * torch.randn(w.shape, generator=generator, dtype=w.dtype)) * keep
