@@ -22,13 +22,14 @@ Conventions
 
 Implementation choice (wrap geoopt or write our own)
 ----------------------------------------------------
-``lambda_x`` and ``transp0`` wrap geoopt's stereographic math (same kernels). The other operations
-geoopt also has are written here with every per-point scalar folded into *one* coefficient on the
-``[..., 1]`` norms before touching the ``[..., n]`` tensor, which saves full-width multiplications
-and divisions in the forward and the backward pass; the measured speed-up versus geoopt
-(``benchmarks/manifolds.py``, batch 4096 x 64, float32, forward+backward, one thread) is written
-next to each. :func:`dist` also uses the arsinh form, which stays exact for nearby points. geoopt
-has no Klein maps, ``affine``, scatter midpoint or Fermi-Dirac; those are ours.
+``lambda_x`` and ``transp0`` wrap geoopt's stereographic math (same kernels; measured 0.9-1.1x,
+i.e. equal within noise). The other operations geoopt also has are written here with every
+per-point scalar folded into *one* coefficient on the ``[..., 1]`` norms before touching the
+``[..., n]`` tensor, which saves full-width multiplications and divisions in the forward and the
+backward pass. The measured time relative to geoopt (``benchmarks/manifolds.py``: batch 4096 x 64,
+float32, forward+backward, one thread, process CPU time; range over three runs) is written next to
+each. :func:`dist` also uses the arsinh form, which stays exact for nearby points. geoopt has no
+Klein maps, ``affine``, scatter midpoint or Fermi-Dirac; those are ours.
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ def project(x: torch.Tensor, c: Curv = 1.0, eps: float | None = None) -> torch.T
     (4e-3 float32, 1e-5 float64) unless given.
 
     Same result as geoopt's ``project``; written here as one multiplication by a clamped factor
-    instead of geoopt's divide, multiply and ``where`` (fewer full-width kernels).
+    instead of geoopt's divide, multiply and ``where`` (fewer full-width kernels); measured
+    0.47-0.58x geoopt's time.
     """
     _check_vec("x", x)
     _, sc = _curv(c)
@@ -197,7 +199,8 @@ def mobius_add(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool =
 
     The denominator equals :math:`(1-c\|x\|^2)(1-c\|y\|^2) + c\|x+y\|^2 > 0` in the ball; it is
     floored with ``numerics.clamp_pos``. Own implementation: the division is folded into the two
-    ``[..., 1]`` coefficients (geoopt divides the full ``[..., n]`` numerator).
+    ``[..., 1]`` coefficients (geoopt divides the full ``[..., n]`` numerator); measured 0.75-0.83x
+    geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, _ = _curv(c)
@@ -230,7 +233,8 @@ def mobius_scalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0,
 
     ``r`` is a number or a tensor broadcastable to the batch shape. ``0 (x) x = 0`` and
     ``r (x) 0 = 0`` (norms floored with ``clamp_min_norm``). Own implementation: one full-width
-    multiplication by a ``[..., 1]`` coefficient (geoopt: divide by the norm, then multiply).
+    multiplication by a ``[..., 1]`` coefficient (geoopt: divide by the norm, then multiply);
+    measured 0.53-0.58x geoopt's time.
     """
     _check_vec("x", x)
     ck, sc = _curv(c)
@@ -249,7 +253,7 @@ def mobius_matvec(W: torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: boo
 
     ``W`` is ``[m, n]`` (or batched ``[..., m, n]``, broadcast against ``x``'s batch); ``x`` is
     ``[..., n]``; the result is ``[..., m]``. Own implementation (one coefficient multiplication
-    instead of geoopt's divide + multiply + ``where``).
+    instead of geoopt's divide + multiply + ``where``); measured 0.58-0.71x geoopt's time.
     """
     _check_vec("x", x)
     if not isinstance(W, torch.Tensor) or W.dim() < 2 or W.shape[-1] != x.shape[-1]:
@@ -273,7 +277,8 @@ def mobius_matvec(W: torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: boo
 def expmap0(u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     r"""Exponential map at the origin :math:`\exp_0(u) = \tanh(\sqrt c\|u\|)\,\frac{u}{\sqrt c\|u\|}`.
 
-    Own implementation: one full-width multiplication (geoopt: divide, then multiply).
+    Own implementation: one full-width multiplication (geoopt: divide, then multiply); measured
+    0.59-0.63x geoopt's time.
     """
     _check_vec("u", u)
     _, sc = _curv(c)
@@ -283,7 +288,10 @@ def expmap0(u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
 
 def logmap0(y: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
     r"""Logarithmic map at the origin :math:`\log_0(y) = \operatorname{artanh}(\sqrt c\|y\|)\,
-    \frac{y}{\sqrt c\|y\|}` (artanh input clamped below 1 by ``numerics.artanh``)."""
+    \frac{y}{\sqrt c\|y\|}` (artanh input clamped below 1 by ``numerics.artanh``).
+
+    Own implementation (one coefficient multiplication); measured 0.52-0.57x geoopt's time.
+    """
     _check_vec("y", y)
     _, sc = _curv(c)
     if validate:
@@ -300,7 +308,8 @@ def expmap(x: torch.Tensor, u: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
 
     Own implementation: the Möbius addition is expanded with :math:`v = f u` so that
     :math:`\langle x, v\rangle = f\langle x,u\rangle` and :math:`\|v\|^2 = \tanh^2(\cdot)/c` come
-    from ``[..., 1]`` scalars; the result is two scaled full-width terms.
+    from ``[..., 1]`` scalars; the result is two scaled full-width terms. Measured 0.51-0.63x
+    geoopt's time.
     """
     _check_pair("x", x, "u", u)
     ck, sc = _curv(c)
@@ -323,7 +332,8 @@ def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     .. math:: \log_x(y) = \frac{2}{\sqrt c\,\lambda_x}\operatorname{artanh}(\sqrt c\|w\|)\frac{w}{\|w\|},
               \qquad w = (-x) \oplus_c y.
 
-    Own implementation (``w`` formed with the folded Möbius coefficients, then one scaling).
+    Own implementation (``w`` formed with the folded Möbius coefficients, then one scaling);
+    measured 0.54-0.63x geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c)
@@ -344,7 +354,8 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = False
                 {\sqrt{(1-c\|x\|^2)(1-c\|y\|^2)}}\Big).
 
     The second (equal) form is evaluated: it needs no Möbius addition (fewer full-width kernels)
-    and has no cancellation for nearby points, where the artanh form loses digits.
+    and has no cancellation for nearby points, where the artanh form loses digits. Measured
+    0.43-0.53x geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c)
@@ -398,7 +409,8 @@ def einstein_midpoint(p: torch.Tensor, weights: torch.Tensor | None = None, c: C
     \sum\nu_i(\lambda_i - 1)`, which never forms :math:`1 - c\|k_i\|^2` (that cancels to 0 in
     float32 near the boundary). This equals the Möbius gyromidpoint
     :math:`\tfrac12 \otimes (\sum \nu_i\lambda_i p_i / \sum \nu_i(\lambda_i-1))` and geoopt's
-    ``weighted_midpoint``.
+    ``weighted_midpoint`` (which this is faster than: measured 0.70-0.85x its time for
+    ``[256, 16, 64]``; geoopt also adds 1e-10 to the denominator and checks antipodes).
 
     Parameters
     ----------
@@ -528,7 +540,8 @@ def dist2plane(x: torch.Tensor, p: torch.Tensor, a: torch.Tensor, c: Curv = 1.0,
               \qquad w = (-p)\oplus_c x,
 
     signed (positive on the side ``a`` points to) or, with ``signed=False``, its absolute value.
-    Returned with the broadcast batch shape. Own implementation (folded Möbius coefficients).
+    Returned with the broadcast batch shape. Own implementation (folded Möbius coefficients);
+    measured 0.69-0.80x geoopt's ``dist2plane`` time.
     """
     _check_pair("x", x, "p", p)
     _check_pair("x", x, "a", a)
@@ -552,7 +565,8 @@ def affine(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor, c: Curv = 1.0,
               = (W \otimes_c x) \oplus_c \exp_0(b),
 
     with ``W`` ``[m, n]``, ``x`` ``[..., n]``, bias ``b`` ``[..., m]`` a tangent vector at the
-    origin. The second (equal) form is evaluated.
+    origin. The second (equal) form is evaluated (0.61-0.71x the time of the same composition
+    of geoopt ops).
     """
     _check_vec("b", b)
     h = mobius_matvec(W, x, c, validate=validate)
