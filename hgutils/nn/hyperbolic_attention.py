@@ -177,7 +177,7 @@ class HyperbolicGraphAttention(nn.Module):
         if kernels is None:
             kernels = self.kernel.unsqueeze(0).expand(B, *self.kernel.shape)
         q, k, v = (hyperbolic_affine(x, kernels[:, i], self.bias[i], self.c, self.euclidean) for i in range(3))
-        qd, ks = q[:, :, dst], k[:, :, src]  # [B, H, E, dh]
+        qd, ks = q.index_select(2, dst), k.index_select(2, src)  # [B, H, E, dh]; index_add backward
         if self.euclidean:
             dist = 2.0 * (qd - ks).norm(dim=-1)
         else:
@@ -185,7 +185,7 @@ class HyperbolicGraphAttention(nn.Module):
         scores = -dist + self.edge_bias(edge_feat).permute(0, 2, 1)
         gates = torch.sigmoid(self.edge_gate(edge_feat)).permute(0, 2, 1)
         alpha = gated_attention(scores, gates, dst, V)  # [B, H, E]
-        m_tan = aggregate(v[:, :, src], alpha, dst, V, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
+        m_tan = aggregate(v.index_select(2, src), alpha, dst, V, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
         H, dh = self.heads, self.head_dim
         h = self.to_tangent(x)
         h = self.norm1(h + self.drop(self.out(m_tan.permute(0, 2, 1, 3).reshape(B, V, H * dh))))

@@ -1,0 +1,170 @@
+"""Meta-network training throughput and memory: GTH-GMN vs GMN vs NFN_NP, and GTH-GMN's cost in T.
+
+Usage::
+
+    python benchmarks/metanets.py            # full: batch 32, T sweep 1/10/20/50, memory per model
+    python benchmarks/metanets.py --quick    # <= 60 s: batch 8, T sweep 1/5/10, no memory children
+
+What is measured (all in this run, same machine, same shapes):
+
+1. one training step (forward + all loss terms + backward + Adam) on a batch of ``B`` trajectories
+   of a 2->32->32->1 SIREN zoo (the medium MNIST INR architecture), for GTH-GMN reading ``T``
+   snapshots and GMN / NFN_NP reading the last one (their default): trajectories/s,
+   graph-snapshots/s (``B x snapshots read`` per step) and the time per graph-snapshot, as ratios
+   to GMN. Timing depends only on the shapes, so the zoo is synthetic by default (random weights
+   with a random-walk trajectory); ``--zoo mnist`` uses the cached medium MNIST INR zoo instead.
+2. GTH-GMN as T grows: time per step and per snapshot, and (full mode) the peak extra memory of a
+   training step and of a no-grad forward, each measured in a fresh child process
+   (``VmHWM - VmRSS`` from ``/proc/self/status``). The forward keeps O(one snapshot) of node states
+   (kernel evolution, no stored embeddings), so no-grad memory is flat in T; a training step must
+   keep autograd activations for every snapshot, so its memory grows with T.
+
+The last line is the headline: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import torch
+
+from hgutils.weightspace.metanets import build_metanet
+from hgutils.weightspace.zoo import MLPSpec, Zoo
+
+SIZES = (2, 32, 32, 1)
+
+
+def synthetic_zoo(n: int, T: int, seed: int = 0) -> Zoo:
+    """Random 2-32-32-1 SIREN-shaped weights with a random-walk trajectory (timing needs shapes only)."""
+    g = torch.Generator().manual_seed(seed)
+    params = {}
+    for i in range(len(SIZES) - 1):
+        for key, shape in ((f"W{i}", (SIZES[i + 1], SIZES[i])), (f"b{i}", (SIZES[i + 1],))):
+            start = torch.randn(n, 1, *shape, generator=g) * 0.3
+            steps = torch.randn(n, T, *shape, generator=g) * 0.01
+            steps[:, 0] = 0
+            params[key] = start + steps.cumsum(1)
+    return Zoo(MLPSpec(SIZES, "sine", 30.0), params, torch.arange(T), {"label": torch.arange(n) % 10})
+
+
+def load_zoo(kind: str, n: int, T: int) -> Zoo:
+    if kind == "synthetic":
+        return synthetic_zoo(n, T)
+    from hgutils.weightspace.zoo import inr_image_zoo
+
+    zoo = inr_image_zoo("mnist", scale="medium")
+    idx = torch.linspace(0, zoo.T - 1, min(T, zoo.T)).round().long()
+    return zoo.subset(torch.arange(n)).snapshots(idx)
+
+
+def time_steps(name: str, zoo: Zoo, batch: int, reps: int, **kw) -> tuple[float, int]:
+    """Best-of-``reps`` seconds per training step (after one warm-up) and the snapshots read."""
+    torch.manual_seed(0)
+    m = build_metanet(name, zoo, "classification", 10, **kw)
+    data = m.prepare(zoo)
+    y = zoo.meta["label"]
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+    idx = torch.arange(batch)
+    times = []
+    for _ in range(reps + 1):
+        t0 = time.perf_counter()
+        terms = m.loss_terms(data[idx], y[idx], 0.5)
+        loss = sum(m.loss_weights.get(k, 0.0) * v for k, v in terms.items())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    n_read = data.T
+    return min(times[1:]), n_read
+
+
+def _status(key: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1])  # kB
+    return -1
+
+
+def memory_child(name: str, T: int, batch: int, mode: str) -> None:
+    """Child process: print the peak extra memory (MiB) of one training step / no-grad forward."""
+    zoo = synthetic_zoo(batch, T)
+    torch.manual_seed(0)
+    m = build_metanet(name, zoo, "classification", 10, **({"snapshots": "all"} if name == "GTH-GMN" else {}))
+    data = m.prepare(zoo)
+    y = zoo.meta["label"]
+    if mode == "train":  # warm-up allocations (autograd engine, optimizer code paths)
+        sum(m.loss_terms(data[:2], y[:2], 0.5).values()).backward()
+    else:
+        with torch.no_grad():
+            m(data[:2])
+    before = _status("VmRSS")
+    if mode == "train":
+        terms = m.loss_terms(data, y, 0.5)
+        sum(m.loss_weights.get(k, 0.0) * v for k, v in terms.items()).backward()
+    else:
+        with torch.no_grad():
+            m(data)
+    print((_status("VmHWM") - before) / 1024)
+
+
+def peak_mib(name: str, T: int, batch: int, mode: str) -> float:
+    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    out = subprocess.run([sys.executable, __file__, "--mem-child", name, str(T), str(batch), mode],
+                         capture_output=True, text=True, env=env, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="<= 60 s version")
+    ap.add_argument("--zoo", choices=("synthetic", "mnist"), default="synthetic")
+    ap.add_argument("--T", type=int, default=None, help="snapshots GTH-GMN reads in table 1 (default 20, quick 5)")
+    ap.add_argument("--mem-child", nargs=4, metavar=("MODEL", "T", "BATCH", "MODE"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.mem_child:
+        name, T, batch, mode = args.mem_child
+        memory_child(name, int(T), int(batch), mode)
+        return
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    batch, reps = (8, 1) if args.quick else (32, 3)
+    T = args.T or (5 if args.quick else 20)
+    sweep = (1, 5, 10) if args.quick else (1, 10, 20, 50)
+    zoo = load_zoo(args.zoo, max(batch, 16), T)
+    print(f"zoo: {args.zoo}, sizes {SIZES}, batch {batch}, threads {torch.get_num_threads()}")
+
+    rows = {}
+    for name, kw in (("GTH-GMN", {"snapshots": "all"}), ("GMN", {}), ("NFN_NP", {})):
+        sec, n_read = time_steps(name, zoo, batch, reps, **kw)
+        rows[name] = (sec, n_read, sec / (batch * n_read))
+    gmn = rows["GMN"][2]
+    print("\n1) training step (forward + losses + backward + Adam)")
+    print(f"{'model':8s} {'snap':>4s} {'step s':>8s} {'traj/s':>8s} {'graph-snap/s':>13s} "
+          f"{'ms/snapshot':>12s} {'vs GMN':>7s}")
+    for name, (sec, n_read, per) in rows.items():
+        print(f"{name:8s} {n_read:4d} {sec:8.3f} {batch / sec:8.1f} {batch * n_read / sec:13.1f} "
+              f"{per * 1e3:12.2f} {per / gmn:7.2f}")
+
+    print("\n2) GTH-GMN cost vs T" + ("" if args.quick else " (memory: peak extra MiB, child processes)"))
+    mem_cols = "" if args.quick else f" {'train MiB':>10s} {'no-grad MiB':>12s}"
+    print(f"{'T':>4s} {'step s':>8s} {'ms/snapshot':>12s}" + mem_cols)
+    for t in sweep:
+        z = synthetic_zoo(max(batch, 16), t) if args.zoo == "synthetic" else load_zoo(args.zoo, max(batch, 16), t)
+        sec, n_read = time_steps("GTH-GMN", z, batch, reps, snapshots="all")
+        line = f"{t:4d} {sec:8.3f} {sec / (batch * n_read) * 1e3:12.2f}"
+        if not args.quick:
+            line += f" {peak_mib('GTH-GMN', t, batch, 'train'):10.1f} {peak_mib('GTH-GMN', t, batch, 'eval'):12.1f}"
+        print(line)
+    if not args.quick:
+        print("\n3) peak extra memory of one training step, batch", batch)
+        for name in ("GTH-GMN", "GMN", "NFN_NP"):
+            print(f"{name:8s} {peak_mib(name, T if name == 'GTH-GMN' else 1, batch, 'train'):8.1f} MiB")
+    print(f"\nGTH-GMN/GMN time per snapshot: {rows['GTH-GMN'][2] / gmn:.2f}")
+
+
+if __name__ == "__main__":
+    main()
