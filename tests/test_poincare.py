@@ -456,6 +456,32 @@ def test_float32_boundary_finite_values_and_grads(c: float) -> None:
     assert abs(float(dd) - ref) / ref < 1e-3
 
 
+def test_float32_accuracy_for_cancelling_pairs_near_the_boundary() -> None:
+    """Nearby pairs (logmap, dist, dist2plane use (-x) (+) y) and near-antipodal pairs (x (+) y with
+    y ~ -x) at sqrt(c)||x|| = 0.99: the textbook Möbius form loses ~all float32 digits here
+    (geoopt: relative errors ~5e-2); the stable forms used by hgutils keep ~1e-6."""
+    g = torch.Generator().manual_seed(5)
+    for c in (0.5, 4.0):
+        x = ball(g, (500, 16), c, 0.99)
+        x = x * (0.99 / (math.sqrt(c) * x.norm(dim=-1, keepdim=True)))
+        jitter = vec(g, (500, 16), 1e-5 / math.sqrt(c))
+        near, anti = x + jitter, -x + jitter
+        a = vec(g, (500, 16))
+        # round the inputs to float32 first so both sides see the same numbers
+        x, near, anti, a = (t.float().double() for t in (x, near, anti, a))
+        cases = {
+            "logmap": (P.logmap, (x, near)),
+            "dist": (P.dist, (x, near)),
+            "dist2plane": (P.dist2plane, (near, x, a)),
+            "mobius_add": (P.mobius_add, (x, anti)),
+        }
+        for name, (fn, args) in cases.items():
+            ref = fn(*args, c)
+            got = fn(*(t.float() for t in args), c).double()
+            err = float((got - ref).abs().max() / ref.abs().max())
+            assert err < 1e-4, f"{name}, c={c}: float32 relative error {err:.2e}"
+
+
 # ----------------------------------------------------------------------------------------------
 # error paths
 # ----------------------------------------------------------------------------------------------
