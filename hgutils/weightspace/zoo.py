@@ -372,32 +372,39 @@ def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset:
     def fn(p: Mapping[str, Tensor]) -> tuple[Tensor, Tensor]:
         n = y.shape[0]
         L = len(p) // 2
+        if L < 2:
+            raise ValueError("a SIREN needs at least one hidden (sine) layer")
         # omega0 is folded into the (small) weights once, saving full passes over the activations:
         # a_l = h_l (w W_l)^T + w b_l, and with delta_l = dL/d(h_l W_l^T + b_l):
         # delta_{l-1} = (delta_l (w W_l)) * cos(a_{l-1}).
         wW = [p[f"W{l}"] * omega0 for l in range(L)]
-        hs: list[Tensor] = []  # input of each layer (hs[0] = x, shared)
-        cs: list[Tensor] = []  # cos(a_l)
-        h = x
-        for l in range(L - 1):
-            wb = (p[f"b{l}"] * omega0).unsqueeze(1)
-            a = torch.matmul(h, wW[l].transpose(1, 2)).add_(wb) if l == 0 else \
-                torch.baddbmm(wb, h, wW[l].transpose(1, 2))
-            hs.append(h)
-            h = torch.sin(a)
+        w1, d_in = wW[0].shape[1], wW[0].shape[2]
+        # layer 0 (shared inputs): ONE GEMM for all networks, in pixel-major layout [P, n, w1]
+        a0 = torch.addmm((p["b0"] * omega0).reshape(-1), x, wW[0].reshape(n * w1, d_in).t()).view(P, n, w1)
+        hs: list[Tensor] = [x, torch.sin(a0).transpose(0, 1)]  # layer inputs, as [n, P, w] views
+        cs: list[Tensor] = [a0.cos_()]  # cos(a_l); cs[0] is pixel-major
+        for l in range(1, L - 1):
+            a = torch.baddbmm((p[f"b{l}"] * omega0).unsqueeze(1), hs[l], wW[l].transpose(1, 2))
+            hs.append(torch.sin(a))
             cs.append(a.cos_())
-        hs.append(h)
         W, b = p[f"W{L - 1}"], p[f"b{L - 1}"]
-        r = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2)).sub_(y_shift)
+        r = torch.baddbmm(b.unsqueeze(1), hs[L - 1], W.transpose(1, 2)).sub_(y_shift)
         losses = r.square().mean(dim=(1, 2))
         d = r.mul_(scale)
         grads: list[Tensor] = [torch.empty(0)] * (2 * L)
-        for l in range(L - 1, -1, -1):
-            gW = torch.matmul(d.transpose(1, 2), hs[l])  # [n, out, in] (hs[0] is the shared [P, in])
-            grads[2 * l] = gW.reshape(n, -1)
+        for l in range(L - 1, 0, -1):
+            grads[2 * l] = torch.bmm(d.transpose(1, 2), hs[l]).reshape(n, -1)
             grads[2 * l + 1] = d.sum(dim=1)
-            if l > 0:  # d/dz of sin(w z) brings one factor w, folded into W_l
-                d = torch.bmm(d, wW[l]).mul_(cs[l - 1])
+            # d/dz of sin(w z) brings one factor w, folded into W_l; one output => a broadcast product
+            back = torch.mul(d, wW[l]) if d.shape[2] == 1 else torch.bmm(d, wW[l])
+            if l > 1:
+                d = back.mul_(cs[l - 1])
+            else:
+                d = torch.mul(cs[0], back.transpose(0, 1))  # pixel-major [P, n, w1]
+        # layer 0: dW0 = delta_0^T x for all networks as ONE GEMM; db0 = sum over pixels
+        gW0 = torch.mm(x.t(), d.view(P, n * w1)).view(d_in, n, w1).permute(1, 2, 0)
+        grads[0] = gW0.reshape(n, -1)
+        grads[1] = d.sum(dim=0)
         return losses, torch.cat(grads, dim=1)
 
     return fn
