@@ -152,7 +152,7 @@ def test_each_baseline_overfits_32_networks(name):
     y = torch.randint(0, 2, (32,), generator=torch.Generator().manual_seed(0))
     if name == "GMN":
         d = gmn_graph(data)
-        m = GMN.for_graph(d, "classification", 2, depth=2)
+        m = GMN.for_graph(d, "classification", 2, hidden=32, depth=2)
     else:
         d, m = data, baselines(2, k=2)[name]
     # validation = the training set: this checks the capacity to fit, early stopping ends it at 100 %
