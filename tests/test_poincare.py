@@ -480,6 +480,13 @@ def test_float32_accuracy_for_cancelling_pairs_near_the_boundary() -> None:
             got = fn(*(t.float() for t in args), c).double()
             err = float((got - ref).abs().max() / ref.abs().max())
             assert err < 1e-4, f"{name}, c={c}: float32 relative error {err:.2e}"
+        # exp_x(u) landing near the origin: x and the step cancel (geoopt: ~1e-1; tanh of the long
+        # step limits float32 to ~4e-3 here)
+        z = (ball(g, (500, 16), c, 1e-3)).float().double()
+        u = P.logmap(x, z, c).float().double()
+        ref = P.expmap(x, u, c)
+        err = float((P.expmap(x.float(), u.float(), c).double() - ref).abs().max() / ref.abs().max())
+        assert err < 2e-2, f"expmap, c={c}: float32 relative error {err:.2e}"
 
 
 # ----------------------------------------------------------------------------------------------

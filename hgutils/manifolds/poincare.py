@@ -321,24 +321,22 @@ def expmap(x: torch.Tensor, u: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     .. math:: \exp_x(u) = x \oplus_c \Big(\tanh\!\big(\tfrac{\sqrt c\,\lambda_x\|u\|}{2}\big)
               \frac{u}{\sqrt c\|u\|}\Big).
 
-    Own implementation: the Möbius addition is expanded with :math:`v = f u` so that
-    :math:`\langle x, v\rangle = f\langle x,u\rangle` and :math:`\|v\|^2 = \tanh^2(\cdot)/c` come
-    from ``[..., 1]`` scalars; the result is two scaled full-width terms. Measured 0.51-0.63x
-    geoopt's time.
+    Own implementation: with :math:`v = f u` the step, the Möbius addition is evaluated in the
+    cancellation-free form of :func:`mobius_add` (:math:`s = x + v`), using
+    :math:`\|v\|^2 = \tanh^2(\cdot)/c` from ``[..., 1]`` scalars; accurate in float32 also when the
+    step lands near the origin. Measured 0.51-0.63x geoopt's time.
     """
     _check_pair("x", x, "u", u)
     ck, sc = _curv(c)
     if validate:
         check_point(x, c)
-    x2 = _sqnorm(x)
-    gap = nx.clamp_pos(1 - ck * x2)  # 1 - c||x||^2 = 2 / lambda_x
+    gx = 1 - ck * _sqnorm(x)  # = 2 / lambda_x
     un = nx.clamp_min_norm(u)
-    th = nx.tanh(sc * un / gap)  # tanh(sqrt(c) lambda_x ||u|| / 2)
-    f = th / (sc * un)  # v = f u
-    xv = f * _dot(x, u)
-    t = 1 + 2 * ck * xv
-    inv_den = 1 / nx.clamp_pos(t + ck * x2 * th * th)  # c^2 ||x||^2 ||v||^2, ||v||^2 = th^2 / c
-    return torch.addcmul(x * ((t + th * th) * inv_den), u, f * gap * inv_den)
+    th = nx.tanh(sc * un / nx.clamp_pos(gx))  # tanh(sqrt(c) lambda_x ||u|| / 2)
+    s = torch.addcmul(x, u, th / (sc * un))  # x + v
+    s2 = ck * _sqnorm(s)
+    inv_den = 1 / nx.clamp_pos(gx * (1 - th * th) + s2)  # 1 - c||v||^2 = 1 - th^2
+    return torch.addcmul(s * (gx * inv_den), x, s2 * inv_den)
 
 
 def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
