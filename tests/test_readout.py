@@ -168,6 +168,13 @@ def test_experiment_pipeline_tiny():
     els = candidate_elements()
     frame = readout_frame(grid, els)
     assert set(frame["observation"]) == {"prefix1", "prefix2", "prefix1@init", "functional"}
+    # the long table agrees with a direct readout_profile call, row by row
+    tri = grid.select(encoding="TriAxisPE")
+    direct = readout_profile(grid.subset(tri), grid.encodings[1], els).numpy()
+    f = frame[(frame["observation"] == "prefix1") & (frame["variant"] == "frobenius")
+              & (frame["encoding"] == "TriAxisPE")]
+    assert np.allclose(f["score"].to_numpy().reshape(len(tri), len(els)), direct)
+    assert f["in_G_true"].to_numpy().reshape(len(tri), len(els))[1].sum() == 6  # the triangle's D3
     tab = score_table(frame, "prefix1")
     assert tab.shape == (18, 16) and np.allclose(tab["R0"].to_numpy(), 1.0)
     h = hierarchy_check(frame, 0.7)

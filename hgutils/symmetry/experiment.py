@@ -196,18 +196,22 @@ def readout_frame(grid: GridResult, elements: Sequence[GroupElement], *, depth: 
                                                               observation="prefix1", variant=v)
         scores[("functional", "data")] = functional_profile(grid.subset(idx), enc, elements,
                                                             grid.eval_points)
-        lifts = [enc.lift(g)[1] for g in elements]
+        lifts = np.array([enc.lift(g)[1] for g in elements])
+        n, E = len(meta), len(elements)
+        in_true = np.array([[shapes[s].is_symmetry(g) for g in elements] for s in meta["shape"]])
+        base = meta[["net", "shape", "encoding", "seed", "group"]].loc[np.repeat(np.arange(n), E)]
+        base = base.reset_index(drop=True)
+        base["element"] = np.tile([g.name for g in elements], n)
+        base["kind"] = np.tile([g.kind for g in elements], n)
+        base["angle"] = np.tile([g.angle for g in elements], n)
+        base["residual"] = np.tile(lifts, n)
+        base["liftable"] = np.tile(lifts < lift_tol, n)
+        base["in_G_true"] = in_true.reshape(-1)
         for (obs, var), sc in scores.items():
-            sc = sc.numpy()
-            for j, g in enumerate(elements):
-                df = meta[["net", "shape", "encoding", "seed", "group"]].copy()
-                df["observation"], df["variant"], df["element"] = obs, var, g.name
-                df["kind"], df["angle"] = g.kind, g.angle
-                df["score"] = sc[:, j]
-                df["residual"] = lifts[j]
-                df["liftable"] = lifts[j] < lift_tol
-                df["in_G_true"] = [shapes[s].is_symmetry(g) for s in meta["shape"]]
-                out.append(df)
+            df = base.copy()
+            df["observation"], df["variant"] = obs, var
+            df["score"] = sc.numpy().reshape(-1)  # row-major [net, element] matches repeat/tile above
+            out.append(df)
     return pd.concat(out, ignore_index=True)
 
 
@@ -339,7 +343,7 @@ def plot_lift_residuals(lift_df: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(9, 2.4))
     heatmap(ax, np.log10(np.maximum(piv.to_numpy(), 1e-16)), list(piv.columns), list(piv.index),
             title="log10 lift residual (≤ -10: exact lift)", cmap="magma", vmin=-16, vmax=0, annotate=True,
-            fmt=".0f")
+            fmt=".1f")
     return fig
 
 
@@ -369,12 +373,11 @@ def plot_readout_heatmaps(frame: pd.DataFrame, observations: Sequence[str], vari
             true = f.groupby(["shape", "element"])["in_G_true"].first().unstack()[els].loc[shps].to_numpy()
             ax = axes[i, j]
             heatmap(ax, piv.to_numpy(), els, shps, title=f"{enc} · {obs}", vmin=-0.2, vmax=1.0)
-            for r in range(len(shps)):
-                for c in range(len(els)):
-                    if not lift[c]:
-                        ax.plot(c, r, marker=".", color="w", ms=3)
-                    elif not true[r, c]:
-                        ax.plot(c, r, marker="x", color="w", ms=3, mew=0.8)
+            rr, cc = np.meshgrid(np.arange(len(shps)), np.arange(len(els)), indexing="ij")
+            dots = ~lift[None, :].repeat(len(shps), 0)
+            crosses = ~dots & ~true.astype(bool)
+            ax.scatter(cc[dots], rr[dots], marker=".", color="w", s=6)
+            ax.scatter(cc[crosses], rr[crosses], marker="x", color="w", s=8, linewidths=0.8)
     fig.suptitle(f"readout scores ({variant}); dot: not liftable, x: liftable but not in G_true", y=1.0)
     fig.tight_layout()
     return fig
