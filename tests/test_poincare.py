@@ -539,6 +539,14 @@ def test_bad_shapes_raise() -> None:
         P.einstein_midpoint_scatter(x3, None, torch.zeros(5, dtype=torch.long), 2, torch.ones(2))
     with pytest.raises(ValueError, match="eps"):
         P.project(x3, 1.0, eps=1.5)
+    # geoopt-style keep-dim curvature / scalar [B, 1] would broadcast silently to [B, B]: rejected
+    with pytest.raises(ValueError, match="c must be a number or a tensor broadcastable"):
+        P.dist(x3, x3, torch.ones(5, 1))
+    with pytest.raises(ValueError, match="c must be a number or a tensor broadcastable"):
+        P.expmap(x3, x3, torch.ones(4))
+    with pytest.raises(ValueError, match="r must be a number or a tensor broadcastable"):
+        P.mobius_scalar(torch.ones(5, 1), x3)
+    assert P.mobius_scalar(torch.ones(5), x3).shape == (5, 3)
 
 
 def test_validation_raises_for_points_off_the_ball() -> None:
