@@ -21,6 +21,7 @@ For the InfoNCE encoder mode, :func:`linear_probe` fits a ridge regression from 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import math
 import time
@@ -58,6 +59,7 @@ class TrainConfig:
     aug_mask: float = 0.5  # InfoNCE views: masking probability (DWSNets protocol [2nd])
     checkpoint_path: str | None = None  # save after each epoch / resume from here (None = off)
     restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
+    device: str = "cpu"  # "cpu" or "cuda": model and each batch are moved there (data stays where it is)
 
 
 @dataclass
@@ -111,6 +113,18 @@ def _score(task: str, metrics: dict[str, float]) -> float:
 
 
 # ------------------------------------------------------------------------------------------ helpers
+def to_device(batch: Any, device: str | torch.device) -> Any:
+    """Move a batch container (anything with ``.to``, or a dataclass of tensors) to ``device``."""
+    device = torch.device(device)
+    if isinstance(batch, Tensor) or hasattr(batch, "to"):
+        return batch.to(device)
+    if dataclasses.is_dataclass(batch):
+        return dataclasses.replace(batch, **{f.name: getattr(batch, f.name).to(device)
+                                             for f in dataclasses.fields(batch)
+                                             if isinstance(getattr(batch, f.name), Tensor)})
+    raise ValueError(f"cannot move a {type(batch).__name__} to {device}")
+
+
 def _batches(n_idx: Tensor, batch_size: int) -> list[Tensor]:
     return [n_idx[i:i + batch_size] for i in range(0, len(n_idx), batch_size)]
 
@@ -122,12 +136,17 @@ def _as_index(idx: Any) -> Tensor:
     return t
 
 
+def _device_of(model: MetaNet) -> torch.device:
+    return next(model.parameters()).device
+
+
 @torch.no_grad()
 def predict_outputs(model: MetaNet, data: Any, idx: Any, batch_size: int = 128) -> Tensor:
-    """Head outputs for the networks ``idx`` (eval mode)."""
+    """Head outputs for the networks ``idx`` (eval mode, on the model's device; returned on the CPU)."""
     was = model.training
     model.eval()
-    outs = [model(data[b]) for b in _batches(_as_index(idx), batch_size)]
+    dev = _device_of(model)
+    outs = [model(to_device(data[b], dev)).cpu() for b in _batches(_as_index(idx), batch_size)]
     model.train(was)
     return torch.cat(outs, 0)
 
@@ -137,7 +156,8 @@ def embeddings(model: MetaNet, data: Any, idx: Any, batch_size: int = 128) -> Te
     """Trajectory embeddings ``[n, D]`` for the networks ``idx`` (eval mode)."""
     was = model.training
     model.eval()
-    outs = [model.embed(data[b]) for b in _batches(_as_index(idx), batch_size)]
+    dev = _device_of(model)
+    outs = [model.embed(to_device(data[b], dev)).cpu() for b in _batches(_as_index(idx), batch_size)]
     model.train(was)
     return torch.cat(outs, 0)
 
@@ -170,7 +190,8 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
             for b in _batches(idx, cfg.eval_batch_size):
                 if len(b) < 2:
                     continue
-                terms = MetaNet.loss_terms(model, data[b], None, 1.0, g, cfg.temperature, cfg.aug_noise, cfg.aug_mask)
+                batch = to_device(data[b], _device_of(model))
+                terms = MetaNet.loss_terms(model, batch, None, 1.0, g, cfg.temperature, cfg.aug_noise, cfg.aug_mask)
                 losses += float(terms["task"]) * len(b)
                 n += len(b)
         model.train(was)
@@ -212,6 +233,8 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
 
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
+    dev = torch.device(cfg.device)
+    model.to(dev)
     euclid, manifold = model.param_groups()
     opt_e = torch.optim.Adam(euclid, lr=cfg.lr, weight_decay=cfg.weight_decay)
     opt_r = (geoopt.optim.RiemannianAdam(manifold, lr=getattr(model, "riemannian_lr", cfg.lr), amsgrad=True)
@@ -261,10 +284,10 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
         for b in _batches(perm, cfg.batch_size):
             if model.task == "infonce" and len(b) < 2:
                 continue
-            batch = model.train_transform(data[b], gen)
+            batch = to_device(model.train_transform(data[b], gen), dev)
             prog = res.steps / max(total_steps, 1)
             model.set_progress(prog)
-            terms = model.loss_terms(batch, None if target is None else target[b], prog, gen,
+            terms = model.loss_terms(batch, None if target is None else target[b].to(dev), prog, gen,
                                      cfg.temperature, cfg.aug_noise, cfg.aug_mask)
             loss = sum(model.loss_weights.get(k, 0.0) * v for k, v in terms.items())
             if not torch.isfinite(loss):

@@ -165,15 +165,14 @@ class DWSNet(MetaNet):
         W, b = [], []
         for j, (w, bb) in enumerate(zip(batch.weights, batch.biases)):
             B, _, o, i = w.shape
-            pin = torch.zeros(B, n_in, o, i, dtype=w.dtype)
-            pout = torch.zeros(B, n_out, o, i, dtype=w.dtype)
-            bout = torch.zeros(B, n_out, o, dtype=w.dtype)
-            pb_in = torch.zeros(B, n_in, o, dtype=w.dtype)
+            kw = {"dtype": w.dtype, "device": w.device}
+            pin, pout = torch.zeros(B, n_in, o, i, **kw), torch.zeros(B, n_out, o, i, **kw)
+            bout, pb_in = torch.zeros(B, n_out, o, **kw), torch.zeros(B, n_in, o, **kw)
             if j == 0:
-                pin += torch.eye(n_in, dtype=w.dtype)[None, :, None, :]
+                pin += torch.eye(n_in, **kw)[None, :, None, :]
             if j == L - 1:
-                pout += torch.eye(n_out, dtype=w.dtype)[None, :, :, None]
-                bout += torch.eye(n_out, dtype=w.dtype)[None]
+                pout += torch.eye(n_out, **kw)[None, :, :, None]
+                bout += torch.eye(n_out, **kw)[None]
             W.append(torch.cat([w, pin, pout], 1))
             b.append(torch.cat([bb, pb_in, bout], 1))
         return W, b

@@ -35,7 +35,7 @@ def io_positions(node_layer: Tensor, node_type: Tensor) -> Tensor:
         m = node_type == ty
         for lay in node_layer[m].unique():
             sel = torch.nonzero(m & (node_layer == lay)).flatten()
-            pos[sel] = torch.arange(1, sel.numel() + 1)
+            pos[sel] = torch.arange(1, sel.numel() + 1, device=pos.device)
     return pos
 
 
@@ -103,9 +103,9 @@ class GMN(MetaNet):
 
     def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
         w = batch.edge_weight
-        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w.dtype)
-        return dataclasses.replace(batch, edge_weight=(w + noise * torch.randn(w.shape, generator=generator,
-                                                                               dtype=w.dtype)) * keep)
+        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w)
+        noise_t = torch.randn(w.shape, generator=generator, dtype=w.dtype).to(w.device)
+        return dataclasses.replace(batch, edge_weight=(w + noise * noise_t) * keep)
 
     def embed(self, g: Any) -> Tensor:
         self.check_data(g)
@@ -116,9 +116,9 @@ class GMN(MetaNet):
         src = torch.cat([g.edge_index[0], g.edge_index[1]])
         dst = torch.cat([g.edge_index[1], g.edge_index[0]])
         w = g.edge_weight.permute(0, 2, 1)  # [B, E, T]
-        direction = torch.cat([torch.zeros(E), torch.ones(E)]).to(w.dtype)
+        direction = torch.cat([torch.zeros(E), torch.ones(E)]).to(w)
         e = self.edge_in(torch.cat([torch.cat([w, w], 1), direction.expand(B, 2 * E)[..., None]], -1))
-        deg = torch.zeros(V, dtype=w.dtype).index_add(0, dst, torch.ones(2 * E, dtype=w.dtype)).clamp_min(1.0)
+        deg = torch.zeros(V).to(w).index_add(0, dst, torch.ones(2 * E).to(w)).clamp_min(1.0)
         for k in range(len(self.edge_mlp)):
             e = e + self.edge_mlp[k](torch.cat([h[:, src], h[:, dst], e], -1))
             m = self.msg_mlp[k](torch.cat([h[:, src], e], -1))

@@ -210,9 +210,9 @@ class GTHGMN(MetaNet):
     def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
         """View for InfoNCE: Gaussian noise on edge weights and node features, edges masked with prob ``mask``."""
         w, f = batch.edge_weight, batch.node_feat
-        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w.dtype)
-        w = (w + noise * torch.randn(w.shape, generator=generator, dtype=w.dtype)) * keep
-        f = f + noise * torch.randn(f.shape, generator=generator, dtype=f.dtype)
+        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w)
+        w = (w + noise * torch.randn(w.shape, generator=generator, dtype=w.dtype).to(w.device)) * keep
+        f = f + noise * torch.randn(f.shape, generator=generator, dtype=f.dtype).to(f.device)
         return dataclasses.replace(batch, edge_weight=w, node_feat=f)
 
     # ------------------------------------------------------------------ geometry helpers
@@ -232,8 +232,8 @@ class GTHGMN(MetaNet):
         index = (torch.arange(B, device=z.device).view(B, 1) * nl + node_layer.view(1, V)).reshape(-1)
         ones = torch.ones(B * V, dtype=z.dtype, device=z.device)
         if self.euclidean:
-            s = torch.zeros(B * nl, d, dtype=z.dtype).index_add(0, index, z.reshape(-1, d))
-            n = torch.zeros(B * nl, dtype=z.dtype).index_add(0, index, ones).clamp_min(1.0)
+            s = torch.zeros(B * nl, d).to(z).index_add(0, index, z.reshape(-1, d))
+            n = torch.zeros(B * nl).to(z).index_add(0, index, ones).clamp_min(1.0)
             return (s / n[:, None]).view(B, nl * d)
         mid = pm.einstein_midpoint_scatter(z.reshape(-1, d), ones, index, B * nl, self.c)
         return pm.logmap0(pm.project(mid, self.c), self.c).reshape(B, nl * d)
@@ -253,11 +253,11 @@ class GTHGMN(MetaNet):
         V = g.node_layer.shape[0]
         ar = torch.arange(V, device=w_t.device)
         ei = torch.cat([g.edge_index, torch.stack([ar, ar])], 1)
-        attr = torch.cat([g.edge_attr.to(w_t.dtype), torch.zeros(V, self.edge_attr_dim, dtype=w_t.dtype)], 0)
-        selfloop = torch.cat([torch.zeros(E, 1, dtype=w_t.dtype), torch.ones(V, 1, dtype=w_t.dtype)], 0)
+        attr = torch.cat([g.edge_attr.to(w_t), torch.zeros(V, self.edge_attr_dim).to(w_t)], 0)
+        selfloop = torch.cat([torch.zeros(E, 1), torch.ones(V, 1)], 0).to(w_t)
         parts = [attr.expand(B, E + V, -1), selfloop.expand(B, E + V, 1)]
         if self.cfg.use_edge_weight:
-            w = torch.cat([w_t, torch.zeros(B, V, dtype=w_t.dtype)], 1).unsqueeze(-1)
+            w = torch.cat([w_t, torch.zeros(B, V).to(w_t)], 1).unsqueeze(-1)
             parts += [w, w.abs()]
         return ei, torch.cat(parts, -1)
 
@@ -284,7 +284,7 @@ class GTHGMN(MetaNet):
         cfg, L, H = self.cfg, self.cfg.n_attn_layers, self.cfg.heads
         dtype = g.node_feat.dtype
         u = self.u0.to(dtype).unsqueeze(0).expand(B, -1, -1) if cfg.use_gru else None
-        p_prev = [torch.zeros(B, self.n_node_layers * cfg.dim, dtype=dtype) for _ in range(L)]
+        p_prev = [torch.zeros(B, self.n_node_layers * cfg.dim).to(g.node_feat) for _ in range(L)]
         aux: dict[str, Tensor] = {}
         z_prev, pooled_sum, recorded = None, None, []
         want_aux = want_aux and any(self.loss_weights.get(k, 0.0) > 0 for k in AUX_TERMS)

@@ -19,7 +19,7 @@ _Q = torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0])
 def tensor_stats(x: Tensor) -> Tensor:
     """The 7 statistics of ``x [B, T, ...]`` over its trailing dims -> ``[B, T, 7]``."""
     flat = x.reshape(*x.shape[:2], -1)
-    q = torch.quantile(flat, _Q.to(flat.dtype), dim=-1).permute(1, 2, 0)
+    q = torch.quantile(flat, _Q.to(flat), dim=-1).permute(1, 2, 0)
     return torch.cat([flat.mean(-1, keepdim=True), flat.var(-1, unbiased=False, keepdim=True), q], -1)
 
 
