@@ -445,22 +445,30 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
                snapshot_steps: Sequence[int], lr: float, weight_decay: float = 0.0,
                stop_loss: float | None = None, batch_size: int | None = None,
                snapshot_dtype: torch.dtype = torch.float32, fused: bool = True,
-               desc: str | None = None) -> dict[str, Tensor]:
+               desc: str | None = None, device: str | torch.device | None = None) -> dict[str, Tensor]:
     """Fit one SIREN per target ``y [n, P, out]`` on shared inputs ``x [P, in]`` with Adam.
 
     Networks are processed in batches of ``batch_size`` (default :func:`auto_batch_size`); a network
     stops (and is frozen) once its MSE is ``<= stop_loss``. Returns ``{"W0": [n, T, ...], ...,
-    "final_loss": [n], "stopped_at": [n]}``.
+    "final_loss": [n], "stopped_at": [n]}`` (on the CPU). On a GPU (``device="cuda"``) the whole
+    target set is one batch unless ``batch_size`` says otherwise; inits are drawn on the CPU, so
+    they are identical on every device.
     """
     n = y.shape[0]
     if len(seeds) != n:
         raise ValueError(f"need one seed per target ({n}); got {len(seeds)}")
+    dev = torch.device(device) if device is not None else x.device
+    x, y = x.to(dev), y.to(dev)
     if batch_size is None:
-        batch_size = auto_batch_size(x.shape[0], spec.sizes, omega0=spec.omega0 or 30.0) if fused else 64
+        if dev.type != "cpu":
+            batch_size = n
+        else:
+            batch_size = auto_batch_size(x.shape[0], spec.sizes, omega0=spec.omega0 or 30.0) if fused else 64
     out: dict[str, list[Tensor]] = {}
     for s in range(0, n, batch_size):
         e = min(s + batch_size, n)
-        p = init_mlp(e - s, spec.sizes, scheme=init, omega0=spec.omega0 or 30.0, seeds=seeds[s:e])
+        p = {k: v.to(dev) for k, v in
+             init_mlp(e - s, spec.sizes, scheme=init, omega0=spec.omega0 or 30.0, seeds=seeds[s:e]).items()}
         yb = y[s:e]
         stop_fn = None
         if stop_loss is not None:
@@ -480,8 +488,8 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
                                 desc=desc)
         for k, v in res.snapshots.items():
             out.setdefault(k, []).append(v)
-        out.setdefault("final_loss", []).append(res.losses)
-        out.setdefault("stopped_at", []).append(res.stopped_at)
+        out.setdefault("final_loss", []).append(res.losses.cpu())
+        out.setdefault("stopped_at", []).append(res.stopped_at.cpu())
     return {k: torch.cat(v) for k, v in out.items()}
 
 
@@ -538,7 +546,7 @@ def _load_inr_images(dataset: str, cfg: INRZooConfig, data_dir: str | None) -> t
 
 def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: str = "smoke",
                   data_dir: str | None = None, cache: bool = True, cache_root: str | Path | None = None,
-                  **overrides: Any) -> Zoo:
+                  device: str | torch.device = "cpu", **overrides: Any) -> Zoo:
     """A zoo of SIREN INRs, one per image of ``dataset``, with ``T`` snapshots of each fit.
 
     Each INR maps pixel coordinates ``(x, y) in [-1, 1]^2`` to intensity (``C`` outputs for ``C``
@@ -553,6 +561,9 @@ def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: st
         An :class:`INRZooConfig`; default ``INRZooConfig.from_scale(scale, **overrides)``.
     cache
         Store/reuse the zoo under ``cache_root`` (default :func:`hgutils.repro.cache_dir`).
+    device
+        Where to train (``"cuda"`` for paper scale); the zoo is returned on the CPU. The device type
+        is part of the cache key (GPU arithmetic differs in the last bits).
     """
     from hgutils.data.images import IMAGE_DATASETS
 
@@ -569,12 +580,13 @@ def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: st
     x = image_coordinates(H, W)
     targets = images.flatten(2).transpose(1, 2)  # [n, H*W, C]
     stop_loss = None if cfg.stop_psnr is None else 10.0 ** (-cfg.stop_psnr / 10.0)
-    key = {"dataset": dataset, "config": cfg, "source": source, "version": 1}
+    dev = torch.device(device)
+    key = {"dataset": dataset, "config": cfg, "source": source, "version": 1, "device": dev.type}
 
     def chunk(start: int, stop: int) -> dict[str, Tensor]:
         return fit_sirens(x, targets[start:stop], spec, init=cfg.init, seeds=net_seeds(cfg.seed, start, stop),
                           steps=cfg.steps, snapshot_steps=sched, lr=cfg.lr, stop_loss=stop_loss,
-                          snapshot_dtype=sdtype)
+                          snapshot_dtype=sdtype, device=dev)
 
     def build() -> dict[str, Tensor]:
         return generate_chunked("inr_zoo", key, cfg.n_images, cfg.chunk_size, chunk, root=cache_root,
@@ -634,11 +646,13 @@ def sine_targets(n_points: int) -> Tensor:
 
 
 def sine_zoo(config: SineZooConfig | None = None, *, scale: str = "smoke", cache: bool = True,
-             cache_root: str | Path | None = None, **overrides: Any) -> Zoo:
+             cache_root: str | Path | None = None, device: str | torch.device = "cpu",
+             **overrides: Any) -> Zoo:
     """A zoo of SIRENs fitting :math:`a \\sin(b x)`; ``meta["target"] = (a, b)`` ``[N, 2]``.
 
     Also in ``meta``: ``final_loss``, ``stopped_at``. ``a`` and ``b`` of network ``i`` are drawn from a
-    generator seeded with the network's seed, so they do not depend on the chunking.
+    generator seeded with the network's seed, so they do not depend on the chunking. ``device``
+    as in :func:`inr_image_zoo`.
     """
     cfg = config if config is not None else SineZooConfig.from_scale(scale, **overrides)
     sched = snapshot_schedule(cfg.steps, cfg.T, cfg.schedule)
@@ -647,7 +661,8 @@ def sine_zoo(config: SineZooConfig | None = None, *, scale: str = "smoke", cache
         raise ValueError(f"init must be 'siren' or 'siren_dwsnets'; got {cfg.init!r}")
     spec = MLPSpec((1, *cfg.hidden, 1), "sine", cfg.omega0, 0.5 if cfg.init == "siren_dwsnets" else 0.0)
     x = sine_targets(cfg.n_points)
-    key = {"config": cfg, "version": 1}
+    dev = torch.device(device)
+    key = {"config": cfg, "version": 1, "device": dev.type}
 
     def ab(start: int, stop: int) -> Tensor:
         out = []
@@ -663,7 +678,7 @@ def sine_zoo(config: SineZooConfig | None = None, *, scale: str = "smoke", cache
         y = target[:, 0, None, None] * torch.sin(target[:, 1, None, None] * x.unsqueeze(0))
         out = fit_sirens(x, y, spec, init=cfg.init, seeds=net_seeds(cfg.seed, start, stop), steps=cfg.steps,
                          snapshot_steps=sched, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                         stop_loss=cfg.stop_loss, snapshot_dtype=sdtype)
+                         stop_loss=cfg.stop_loss, snapshot_dtype=sdtype, device=dev)
         out["target"] = target
         return out
 
