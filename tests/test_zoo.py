@@ -105,32 +105,29 @@ def test_inr_zoo_snapshots_init_final_and_psnr(tmp_path):
 
 
 def test_interrupted_generation_resumes_identically(tmp_path, monkeypatch):
-    reference = inr_image_zoo("digits", cache=False, **INR_SMALL)
+    small = dict(INR_SMALL, chunk_size=6)  # 4 chunks of 6 INRs
+    reference = inr_image_zoo("digits", cache=False, **small)
     calls = []
     real_fit = zoo_mod.fit_sirens
+    kill_on_call = {"n": 3}
 
-    def counting_fit(*a, **kw):
+    def fit_or_die(*a, **kw):
         calls.append(1)
+        if len(calls) == kill_on_call["n"]:  # killed in the middle of chunk 2's training
+            raise KeyboardInterrupt("simulated kill")
         return real_fit(*a, **kw)
 
-    monkeypatch.setattr(zoo_mod, "fit_sirens", counting_fit)
-
-    def kill_after_second_chunk(c):
-        if c == 1:
-            raise KeyboardInterrupt("simulated kill")
-
-    monkeypatch.setattr(zoo_mod, "_CHUNK_HOOK", kill_after_second_chunk)
+    monkeypatch.setattr(zoo_mod, "fit_sirens", fit_or_die)
     with pytest.raises(KeyboardInterrupt):
-        inr_image_zoo("digits", cache_root=tmp_path, **INR_SMALL)
-    assert len(calls) == 2
+        inr_image_zoo("digits", cache_root=tmp_path, **small)
     chunk_files = sorted((tmp_path / "inr_zoo").glob("*.chunks/chunk_*.pt"))
-    assert len(chunk_files) == 2
-    # corrupt the first chunk (a torn write): it must be detected and redone
+    assert len(chunk_files) == 2  # chunks 0 and 1 finished and saved; chunk 2 was lost
+    # also corrupt chunk 0 (a torn write): it must be detected and redone
     chunk_files[0].write_bytes(chunk_files[0].read_bytes()[:-100])
-    monkeypatch.setattr(zoo_mod, "_CHUNK_HOOK", None)
+    kill_on_call["n"] = -1
     calls.clear()
-    resumed = inr_image_zoo("digits", cache_root=tmp_path, **INR_SMALL)
-    assert len(calls) == 2  # chunk 0 (corrupt) and chunk 2 (never done); chunk 1 loaded
+    resumed = inr_image_zoo("digits", cache_root=tmp_path, **small)
+    assert len(calls) == 3  # chunks 0 (corrupt), 2 and 3 computed; chunk 1 loaded from disk
     for k in reference.params:
         assert torch.equal(resumed.params[k], reference.params[k])
     for k in reference.meta:
