@@ -102,6 +102,7 @@ class FourierPE:
         self._phase = b
         self.name = name
         self._lift_cache: dict[tuple, tuple[torch.Tensor, float]] = {}
+        self._domain_cache: dict[tuple, tuple[torch.Tensor, ...]] = {}
 
     # ------------------------------------------------------------------ basic interface
     @property
@@ -189,12 +190,17 @@ class FourierPE:
         if key in self._lift_cache:
             rho, res = self._lift_cache[key]
             return rho.clone(), res
-        x = self.sample_domain(n_samples, seed)
-        phi = self(x)
+        dkey = (n_samples, seed)
+        if dkey not in self._domain_cache:  # the sample points, Φ and its QR are shared by every g
+            x = self.sample_domain(n_samples, seed)
+            phi = self(x)
+            q, r = torch.linalg.qr(phi)
+            self._domain_cache[dkey] = (x, phi, q, r)
+        x, phi, q, r = self._domain_cache[dkey]
         phi_g = self(x @ m.T)
         rho = self.exact_lift(m, tol)
-        if rho is None:
-            rho = torch.linalg.lstsq(phi, phi_g).solution.T.contiguous()
+        if rho is None:  # least squares Φ ρᵀ ≈ Φ_g via the cached QR of Φ
+            rho = torch.linalg.solve_triangular(r, q.T @ phi_g, upper=True).T.contiguous()
         res = ((phi_g - phi @ rho.T).norm() / phi_g.norm()).item()
         self._lift_cache[key] = (rho, res)
         return rho.clone(), res
