@@ -22,8 +22,8 @@ Conventions
 
 Implementation choice (wrap geoopt or write our own)
 ----------------------------------------------------
-``lambda_x`` and ``transp0`` wrap geoopt's stereographic math (same kernels; measured 0.9-1.1x,
-i.e. equal within noise). The other operations geoopt also has are written here with every
+``lambda_x`` and ``transp0`` wrap geoopt's stereographic math (same kernels; measured 1.0-1.1x:
+geoopt plus ~20 us of argument checks per call). The other operations geoopt also has are written here with every
 per-point scalar folded into *one* coefficient on the ``[..., 1]`` norms before touching the
 ``[..., n]`` tensor, which saves full-width multiplications and divisions in the forward and the
 backward pass. The measured time relative to geoopt (``benchmarks/manifolds.py``: batch 4096 x 64,
@@ -192,7 +192,7 @@ def project(x: torch.Tensor, c: Curv = 1.0, eps: float | None = None) -> torch.T
 
     Same result as geoopt's ``project``; written here as one multiplication by a clamped factor
     instead of geoopt's divide, multiply and ``where`` (fewer full-width kernels); measured
-    0.47-0.58x geoopt's time.
+    0.47-0.57x geoopt's time.
     """
     _check_vec("x", x)
     _, sc = _curv(c, x)
@@ -226,7 +226,7 @@ def mobius_add(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool =
     centring points near their mean, :math:`(-\mu) \oplus x`): float32 keeps ~1e-6 relative
     accuracy there where the textbook form (and geoopt) loses all digits near the boundary.
     Own implementation; the division is folded into two ``[..., 1]`` coefficients. Measured
-    0.8-0.9x geoopt's time.
+    0.82-0.90x geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, _ = _curv(c, x, y)
@@ -267,7 +267,7 @@ def mobius_scalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0,
     ``r`` is a number or a tensor broadcastable to the batch shape. ``0 (x) x = 0`` and
     ``r (x) 0 = 0`` (norms floored with ``clamp_min_norm``). Own implementation: one full-width
     multiplication by a ``[..., 1]`` coefficient (geoopt: divide by the norm, then multiply);
-    measured 0.53-0.58x geoopt's time.
+    measured 0.47-0.66x geoopt's time.
     """
     _check_vec("x", x)
     ck, sc = _curv(c, x)
@@ -286,7 +286,7 @@ def mobius_matvec(W: torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: boo
 
     ``W`` is ``[m, n]`` (or batched ``[..., m, n]``, broadcast against ``x``'s batch); ``x`` is
     ``[..., n]``; the result is ``[..., m]``. Own implementation (one coefficient multiplication
-    instead of geoopt's divide + multiply + ``where``); measured 0.58-0.71x geoopt's time.
+    instead of geoopt's divide + multiply + ``where``); measured 0.60-0.67x geoopt's time.
     """
     _check_vec("x", x)
     if not isinstance(W, torch.Tensor) or W.dim() < 2 or W.shape[-1] != x.shape[-1]:
@@ -311,7 +311,7 @@ def expmap0(u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     r"""Exponential map at the origin :math:`\exp_0(u) = \tanh(\sqrt c\|u\|)\,\frac{u}{\sqrt c\|u\|}`.
 
     Own implementation: one full-width multiplication (geoopt: divide, then multiply); measured
-    0.59-0.63x geoopt's time.
+    0.57-0.66x geoopt's time.
     """
     _check_vec("u", u)
     _, sc = _curv(c, u)
@@ -323,7 +323,7 @@ def logmap0(y: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Ten
     r"""Logarithmic map at the origin :math:`\log_0(y) = \operatorname{artanh}(\sqrt c\|y\|)\,
     \frac{y}{\sqrt c\|y\|}` (artanh input clamped below 1 by ``numerics.artanh``).
 
-    Own implementation (one coefficient multiplication); measured 0.52-0.57x geoopt's time.
+    Own implementation (one coefficient multiplication); measured 0.61-0.66x geoopt's time.
     """
     _check_vec("y", y)
     _, sc = _curv(c, y)
@@ -342,7 +342,7 @@ def expmap(x: torch.Tensor, u: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     Own implementation: with :math:`v = f u` the step, the Möbius addition is evaluated in the
     cancellation-free form of :func:`mobius_add` (:math:`s = x + v`), using
     :math:`\|v\|^2 = \tanh^2(\cdot)/c` from ``[..., 1]`` scalars; accurate in float32 also when the
-    step lands near the origin. Measured 0.51-0.63x geoopt's time.
+    step lands near the origin. Measured 0.57-0.70x geoopt's time.
     """
     _check_pair("x", x, "u", u)
     ck, sc = _curv(c, x, u)
@@ -364,7 +364,7 @@ def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
               \qquad w = (-x) \oplus_c y.
 
     Own implementation (``w`` formed with the folded Möbius coefficients, then one scaling);
-    measured 0.54-0.63x geoopt's time.
+    measured 0.57-0.66x geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c, x, y)
@@ -386,7 +386,7 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = False
 
     The second (equal) form is evaluated: it needs no Möbius addition (fewer full-width kernels)
     and has no cancellation for nearby points, where the artanh form loses digits. Measured
-    0.43-0.53x geoopt's time.
+    0.37-0.47x geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c, x, y)
@@ -440,7 +440,7 @@ def einstein_midpoint(p: torch.Tensor, weights: torch.Tensor | None = None, c: C
     \sum\nu_i(\lambda_i - 1)`, which never forms :math:`1 - c\|k_i\|^2` (that cancels to 0 in
     float32 near the boundary). This equals the Möbius gyromidpoint
     :math:`\tfrac12 \otimes (\sum \nu_i\lambda_i p_i / \sum \nu_i(\lambda_i-1))` and geoopt's
-    ``weighted_midpoint`` (which this is faster than: measured 0.70-0.85x its time for
+    ``weighted_midpoint`` (which this is faster than: measured 0.66-0.74x its time for
     ``[256, 16, 64]``; geoopt also adds 1e-10 to the denominator and checks antipodes).
 
     Parameters
@@ -572,7 +572,7 @@ def dist2plane(x: torch.Tensor, p: torch.Tensor, a: torch.Tensor, c: Curv = 1.0,
 
     signed (positive on the side ``a`` points to) or, with ``signed=False``, its absolute value.
     Returned with the broadcast batch shape. Own implementation (folded Möbius coefficients);
-    measured 0.69-0.80x geoopt's ``dist2plane`` time.
+    measured 0.72-0.88x geoopt's ``dist2plane`` time.
     """
     _check_pair("x", x, "p", p)
     _check_pair("x", x, "a", a)
@@ -596,7 +596,7 @@ def affine(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor, c: Curv = 1.0,
               = (W \otimes_c x) \oplus_c \exp_0(b),
 
     with ``W`` ``[m, n]``, ``x`` ``[..., n]``, bias ``b`` ``[..., m]`` a tangent vector at the
-    origin. The second (equal) form is evaluated (0.61-0.71x the time of the same composition
+    origin. The second (equal) form is evaluated (0.63-0.74x the time of the same composition
     of geoopt ops).
     """
     _check_vec("b", b)
