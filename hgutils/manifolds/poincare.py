@@ -369,8 +369,10 @@ def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     .. math:: \log_x(y) = \frac{2}{\sqrt c\,\lambda_x}\operatorname{artanh}(\sqrt c\|w\|)\frac{w}{\|w\|},
               \qquad w = (-x) \oplus_c y.
 
-    Own implementation (``w`` formed with the folded Möbius coefficients, then one scaling);
-    measured 0.57-0.66x geoopt's time.
+    Own implementation: ``w`` from the cancellation-free Möbius subtraction
+    :math:`w = ((1-c\|x\|^2)\delta - c\|\delta\|^2 x) / ((1-c\|x\|^2)(1-c\|y\|^2) + c\|\delta\|^2)`,
+    :math:`\delta = y - x` (float32 stays accurate for nearby points near the boundary), then one
+    scaling; measured 0.57-0.66x geoopt's time.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c, x, y)
@@ -577,7 +579,7 @@ def dist2plane(x: torch.Tensor, p: torch.Tensor, a: torch.Tensor, c: Curv = 1.0,
               \qquad w = (-p)\oplus_c x,
 
     signed (positive on the side ``a`` points to) or, with ``signed=False``, its absolute value.
-    Returned with the broadcast batch shape. Own implementation (folded Möbius coefficients);
+    Returned with the broadcast batch shape. Own implementation (``w`` as in :func:`logmap`);
     measured 0.72-0.88x geoopt's ``dist2plane`` time.
     """
     _check_pair("x", x, "p", p)
