@@ -118,10 +118,12 @@ def pullback_metric(f: Fn, points: torch.Tensor, embedding: Fn | None = None, *,
 
     Returns
     -------
-    Tensor ``[P, m, m]``, symmetric positive semi-definite.
+    Tensor ``[P, m, m]`` in float64, symmetric positive semi-definite (the Gram product of
+    float32 Jacobians is formed in float64: in float32 a singular metric can come out indefinite
+    at the 1e-7 level, beyond the spectral ratio's tiny regularisation).
     """
     J = pullback_jacobian(f, points, embedding, mode=mode, chunk_size=chunk_size)
-    J = J.reshape(J.shape[0], -1, J.shape[-1])
+    J = J.reshape(J.shape[0], -1, J.shape[-1]).to(torch.float64)
     return J.transpose(-1, -2) @ J
 
 
@@ -174,7 +176,7 @@ def mlp_layer_fn(params: dict[str, torch.Tensor], layer: int, *, net: int | None
 def mlp_pullback_metrics(params: dict[str, torch.Tensor], points: torch.Tensor, layer: int, *,
                          embedding: Fn | None = None, activation: str = "relu",
                          omega0: float | None = None, chunk_size: int | None = None) -> torch.Tensor:
-    """Pullback metrics of layer ``layer`` for every network of a stacked zoo: ``[N, P, m, m]``.
+    """Pullback metrics of layer ``layer`` for every network of a stacked zoo: ``[N, P, m, m]`` (float64).
 
     ``m`` batched JVPs of the whole stacked forward pass (``mode="rows"`` of
     :func:`pullback_jacobian`; an MLP acts row-wise) -- the O(M·P) Jacobian part of
@@ -187,7 +189,7 @@ def mlp_pullback_metrics(params: dict[str, torch.Tensor], points: torch.Tensor, 
     step = chunk_size or points.shape[0]
     out = []
     for s in range(0, points.shape[0], step):
-        J = _rows_jacobian(g, points[s: s + step])  # [N, P, D, m]
+        J = _rows_jacobian(g, points[s: s + step]).to(torch.float64)  # [N, P, D, m]
         out.append(J.transpose(-1, -2) @ J)
     return torch.cat(out, 1)
 
