@@ -50,7 +50,7 @@ def test_every_model_builds_prepares_and_runs_on_a_zoo():
     assert build_metanet("StatNN", zoo, "classification", 2).prepare(zoo).T == 1  # baselines: last snapshot
 
 
-def test_gth_gmn_invariant_on_real_parameter_graphs():
+def test_invariance_on_real_parameter_graphs_and_weight_tuples():
     zoo = make_zoo(4, 3, dtype=torch.float64)
     gen = torch.Generator().manual_seed(3)
     perms = [torch.randperm(n, generator=gen) for n in SIZES[1:-1]]
@@ -64,6 +64,9 @@ def test_gth_gmn_invariant_on_real_parameter_graphs():
     g, gp = TemporalParamGraph.from_zoo(zoo), TemporalParamGraph.from_zoo(zp)
     assert torch.allclose(m.embed(g), m.embed(gp), atol=1e-5)
     assert not torch.allclose(g.edge_weight, gp.edge_weight)
+    for name in ("GMN", "NFN_HNP", "DWSNet", "StatNN"):  # the baselines on the real containers too
+        b = build_metanet(name, zoo, "regression", 2, snapshots="all").double().eval()
+        assert torch.allclose(b(b.prepare(zoo)), b(b.prepare(zp)), atol=1e-5), name
 
 
 def test_early_stopping_and_best_state_restored():
