@@ -138,19 +138,23 @@ class PLFC(nn.Module):
     Per output unit :math:`j` the logit :math:`v_j` is the signed hyperplane distance of
     :func:`hgutils.manifolds.lorentz.hyperplane_logits` (normal :math:`z_j`, offset :math:`a_j`);
     then :func:`plfc_from_logits` (sinh map, time, gyro-bias :math:`\oplus \exp_o(0, b)`).
-    Init (reference code): :math:`z \sim N(0, \text{init\_std}^2)` (0.02), :math:`a = 0`, :math:`b = 0`.
+    Init (reference code): :math:`z \sim N(0, \text{init\_std}^2)` (0.02), :math:`a = 0`, :math:`b = 0`;
+    ``init_std=None`` uses the fan-in scale :math:`1/\sqrt{\text{in}}` (what the CPU-budget models use:
+    with 0.02 the logits start ~50x smaller than a Linear layer's and short runs barely move).
+    Logits are clamped to ``|v| <= v_clamp`` (10, reference code): beyond it PLFC saturates.
     ``validate=True`` checks that inputs lie on the hyperboloid (``ValueError`` otherwise).
 
     Flat limit (:math:`c \to 0`, fixed :math:`x_s`): :math:`y_s \to z x_s - a\|z\| + b`.
     """
 
     def __init__(self, in_features: int, out_features: int, c: float = 1.0, bias: bool = True,
-                 init_std: float = 0.02, v_clamp: float | None = 10.0, validate: bool = False) -> None:
+                 init_std: float | None = 0.02, v_clamp: float | None = 10.0, validate: bool = False) -> None:
         super().__init__()
         _sk(c)
         self.in_features, self.out_features, self.c, self.v_clamp = in_features, out_features, c, v_clamp
         self.validate = validate
-        self.z = nn.Parameter(torch.randn(out_features, in_features) * init_std)
+        std = init_std if init_std is not None else 1.0 / math.sqrt(in_features)
+        self.z = nn.Parameter(torch.randn(out_features, in_features) * std)
         self.a = nn.Parameter(torch.zeros(out_features))
         self.b = nn.Parameter(torch.zeros(out_features)) if bias else None
 
@@ -192,7 +196,7 @@ class GyroLBN(nn.Module):
 
     1. :math:`\mu` = closed-form Lorentzian centroid; dispersion ``v`` about :math:`\mu`:
        ``dispersion="mean"`` :math:`v = \overline{d(x_i,\mu)}`, ``"squared"`` (Fréchet variance)
-       :math:`v = \overline{d(x_i,\mu)^2}`; statistics computed in ``stats_dtype`` (float64).
+       :math:`v = \overline{d(x_i,\mu)^2}`; centroid and mean accumulated in ``stats_dtype`` (float64).
     2. :math:`\hat x = r \otimes ((\ominus\mu) \oplus x)` with :math:`r = \mathrm{clamp}(s, -2.5, 2)
        / (v + \epsilon)` (mean) or :math:`/\sqrt{v + \epsilon}` (squared), so the normalised mean
        (resp. RMS) distance to the centre equals ``s``; ``dispersion="reference"`` uses
@@ -220,12 +224,10 @@ class GyroLBN(nn.Module):
         self.register_buffer("running_mean", L.origin(num_features, c))
         self.register_buffer("running_var", torch.tensor(1.0))
 
-    def batch_stats(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Centroid and dispersion of ``flat [M, n+1]`` (in ``stats_dtype``)."""
-        xf = flat if self.stats_dtype is None else flat.to(self.stats_dtype)
-        mu = L.centroid(xf, self.c)
-        v = L.frechet_dispersion(xf, mu, self.c, squared=self.dispersion == "squared")
-        return mu, v
+    def batch_mean(self, flat: torch.Tensor) -> torch.Tensor:
+        """Closed-form centroid of ``flat [M, n+1]``, accumulated in ``stats_dtype``."""
+        m = flat.mean(0, dtype=self.stats_dtype or flat.dtype)
+        return L.centroid(m[None], self.c)
 
     def factor(self, v: torch.Tensor) -> torch.Tensor:
         s = self.s.clamp(-2.5, 2.0)
@@ -237,21 +239,31 @@ class GyroLBN(nn.Module):
         _check_features(x, self.num_features, "GyroLBN")
         if self.validate:
             L.check_point(x, self.c, name="GyroLBN input")
+        sk = _sk(self.c)
         flat = x.reshape(-1, x.shape[-1])
         if self.training:
             if flat.shape[0] < 2:
                 raise ValueError("GyroLBN in training mode needs at least 2 points per batch")
-            mu, v = self.batch_stats(flat)
+            mu = self.batch_mean(flat)
+        else:
+            mu = self.running_mean
+        # gyro-translation is an isometry: d(x_i, mu) = d((-mu) + x_i, o) = sqrt(k) asinh(|c_s| / sqrt(k)),
+        # so the dispersion and the gyro-scaling share one asinh (fused r (x) c, same formula as gyroscalar)
+        centred = L.gyroadd(L.gyroinv(mu.to(x.dtype)).expand_as(flat), flat, self.c)
+        cs = centred[:, 1:]
+        n = clamp_min_norm(cs)
+        th = torch.asinh(n / sk)
+        if self.training:
+            d = sk * th
+            v = (d * d if self.dispersion == "squared" else d).mean(dtype=self.stats_dtype or d.dtype)
             with torch.no_grad():
                 rm = self.running_mean.to(mu.dtype)
                 new = L.expmap(rm, self.momentum * L.logmap(rm, mu.detach(), self.c), self.c)
                 self.running_mean.copy_(L.project(new, self.c).to(self.running_mean.dtype))
                 self.running_var.mul_(1 - self.momentum).add_(self.momentum * v.detach().to(self.running_var))
         else:
-            mu, v = self.running_mean, self.running_var
-        mu, v = mu.to(x.dtype), v.to(x.dtype)
-        centred = L.gyroadd(L.gyroinv(mu).expand_as(flat), flat, self.c)
-        xh = L.gyroscalar(self.factor(v), centred, self.c)
+            v = self.running_var
+        xh = space_to_lorentz(sk * torch.sinh(self.factor(v.to(x.dtype)) * th) * (cs / n), self.c)
         bias = L.expmap0(F.pad(self.w, (1, 0)), self.c).to(x.dtype)
         return L.gyroadd(bias.expand_as(xh), xh, self.c).reshape(x.shape)
 
@@ -374,7 +386,7 @@ class LorentzConv2d(nn.Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
                  stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, c: float = 1.0,
-                 bias: bool = True, init_std: float = 0.02) -> None:
+                 bias: bool = True, init_std: float | None = 0.02) -> None:
         super().__init__()
         self.in_channels, self.out_channels, self.c = in_channels, out_channels, c
         self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
@@ -406,7 +418,7 @@ class LorentzConv1d(nn.Module):
     r"""Intrinsic Lorentz 1-d convolution ``[B, L, in+1] → [B, L', out+1]`` (see :class:`LorentzConv2d`)."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
-                 padding: int = 0, c: float = 1.0, bias: bool = True, init_std: float = 0.02) -> None:
+                 padding: int = 0, c: float = 1.0, bias: bool = True, init_std: float | None = 0.02) -> None:
         super().__init__()
         self.conv = LorentzConv2d(in_channels, out_channels, (1, kernel_size), (1, stride), (0, padding),
                                   c, bias, init_std)

@@ -156,10 +156,9 @@ class GyroBN(GyroLBN):
         super().__init__(num_features, c, momentum, eps, "squared", init_scale, stats_dtype)  # noqa: B026
         self.iters, self.tol = iters, tol
 
-    def batch_stats(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch_mean(self, flat: torch.Tensor) -> torch.Tensor:
         xf = flat if self.stats_dtype is None else flat.to(self.stats_dtype)
-        mu = karcher_mean(xf, self.c, self.iters, self.tol)
-        return mu, L.frechet_dispersion(xf, mu, self.c, squared=True)
+        return karcher_mean(xf, self.c, self.iters, self.tol)
 
 
 class PoincareLinear(nn.Module):

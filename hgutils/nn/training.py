@@ -31,7 +31,7 @@ from torch import nn
 from hgutils.repro import load_checked, progress, save_checked
 
 __all__ = ["Recipe", "VISION_RECIPE", "GENOMICS_RECIPE", "random_crop_flip", "make_optimizer",
-           "mcc", "evaluate", "History", "train_classifier"]
+           "mcc", "evaluate", "History", "train_classifier", "recalibrate_bn"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,38 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int
     return float((pred == y).float().mean()), loss / len(y), pred
 
 
+@torch.no_grad()
+def recalibrate_bn(model: nn.Module, x: torch.Tensor, batch_size: int, n_batches: int,
+                   generator: torch.Generator | None = None, device: str = "cpu") -> None:
+    """Re-estimate every batch norm's running statistics ("precise BN").
+
+    Every module with ``running_mean``/``running_var`` buffers and a ``momentum`` attribute
+    (``nn.BatchNorm*``, :class:`~hgutils.nn.lorentz.GyroLBN`, ``GyroBN``, ``LorentzBN``) gets the
+    cumulative average of ``n_batches`` training batches (momentum ``1/(i+1)`` at batch ``i``; along
+    the geodesic for Lorentz means), in train mode without gradients. Short runs need this: with
+    momentum 0.1 the running statistics lag the quickly changing weights, and the Lorentz models'
+    eval-mode accuracy suffered most (ILNN genomic CNN: 100 % train-mode vs 67 % eval-mode accuracy
+    on its own training set after 4 epochs). Applied identically to every flavour.
+    """
+    bns = [m for m in model.modules() if hasattr(m, "running_mean") and hasattr(m, "momentum")
+           and isinstance(getattr(m, "running_mean", None), torch.Tensor)]
+    if not bns or n_batches < 1:
+        return
+    saved = [m.momentum for m in bns]
+    was_training = model.training
+    model.train()
+    perm = torch.randperm(len(x), generator=generator)
+    for i in range(min(n_batches, max(1, len(x) // batch_size))):
+        for m in bns:
+            m.momentum = 1.0 / (i + 1)
+        idx = perm[i * batch_size:(i + 1) * batch_size]
+        if len(idx) >= 2:
+            model(x[idx].to(device))
+    for m, mom in zip(bns, saved):
+        m.momentum = mom
+    model.train(was_training)
+
+
 @dataclass
 class History:
     """Per-epoch record of one training run."""
@@ -145,13 +177,15 @@ class History:
 def train_classifier(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
                      y_test: torch.Tensor, recipe: Recipe, *, augment: bool = False, seed: int = 0,
                      device: str = "cpu", checkpoint: str | os.PathLike | None = None,
-                     desc: str = "train", eval_batch_size: int = 256) -> History:
+                     desc: str = "train", eval_batch_size: int = 256, bn_recalibration: int = 10) -> History:
     """Train ``model`` with ``recipe`` and evaluate on the test split after every epoch.
 
     Minibatches are drawn from a permutation seeded by ``seed`` (a ``torch.Generator``, also used for
     augmentation), so runs are reproducible. Steps with a non-finite loss are skipped and counted in
-    ``History.nonfinite_steps``. With ``checkpoint``, model/optimiser/scheduler/generator state and the
-    history are saved after each epoch (atomic, checksummed) and a rerun resumes from the last epoch.
+    ``History.nonfinite_steps``. Before each evaluation the batch-norm statistics are re-estimated on
+    ``bn_recalibration`` training batches (:func:`recalibrate_bn`; 0 disables). With ``checkpoint``,
+    model/optimiser/scheduler/generator state and the history are saved after each epoch (atomic,
+    checksummed) and a rerun resumes from the last epoch.
     """
     if len(x_train) != len(y_train) or len(x_test) != len(y_test):
         raise ValueError("inputs and labels must have the same length")
@@ -199,6 +233,7 @@ def train_classifier(model: nn.Module, x_train: torch.Tensor, y_train: torch.Ten
             seen += len(idx)
         sched.step()
         hist.epoch_time.append(time.perf_counter() - t0)
+        recalibrate_bn(model, x_train, recipe.batch_size, bn_recalibration, gen, device)
         hist.train_loss.append(tot / max(seen, 1))
         hist.train_acc.append(correct / max(seen, 1))
         acc, _, pred = evaluate(model, x_test, y_test, eval_batch_size, device)
