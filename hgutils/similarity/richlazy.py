@@ -244,7 +244,10 @@ def run_sweep(cfg: RichLazyConfig, seed: int = 0) -> dict[str, Any]:
 
 
 def task_samples(cfg: RichLazyConfig, seed: int = 0) -> torch.Tensor:
-    """``n_rep`` input samples for the extrinsic baselines: a 2-class/K-free ring of blobs."""
+    """``n_rep`` input samples for the extrinsic baselines: a ring of ``2 max(K)`` blobs (labels unused).
+
+    The same samples serve every network (the baselines compare responses to identical inputs).
+    """
     g = torch.Generator().manual_seed(10_000 + seed)
     nb = 2 * max(cfg.class_counts)
     per = max(1, cfg.n_rep // nb)
@@ -381,8 +384,9 @@ def plot_similarity_panels(mats: dict[str, np.ndarray], meta: list[dict[str, Any
     return fig
 
 
-def plot_hidden_pca(reps: dict[str, np.ndarray], y: np.ndarray) -> plt.Figure:
-    """First two principal components of each hidden representation, coloured by class."""
+def plot_hidden_pca(reps: dict[str, np.ndarray], color: np.ndarray, cmap: str = "twilight") -> plt.Figure:
+    """First two principal components of each hidden representation, coloured by ``color``
+    (e.g. the polar angle of each input, with a cyclic colour map)."""
     from hgutils.plotting import use_style
 
     use_style()
@@ -391,7 +395,7 @@ def plot_hidden_pca(reps: dict[str, np.ndarray], y: np.ndarray) -> plt.Figure:
         Hc = H - H.mean(0)
         U, s, _ = np.linalg.svd(Hc, full_matrices=False)
         Z = U[:, :2] * s[:2]
-        ax.scatter(Z[:, 0], Z[:, 1], c=y, cmap="tab10", s=6, linewidths=0)
+        ax.scatter(Z[:, 0], Z[:, 1], c=color, cmap=cmap, s=6, linewidths=0)
         ax.set_title(f"{name}: hidden-layer PCA")
         ax.set_xlabel("PC1")
         ax.set_ylabel("PC2")
