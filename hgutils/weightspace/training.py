@@ -21,7 +21,6 @@ For the InfoNCE encoder mode, :func:`linear_probe` fits a ridge regression from 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import logging
 import math
 import time
@@ -35,7 +34,7 @@ from scipy.stats import kendalltau
 from torch import Tensor
 
 from hgutils.repro import config_hash, load_checked, progress, save_checked
-from hgutils.weightspace.metanets.base import MetaNet
+from hgutils.weightspace.metanets.base import MetaNet, to_device
 from hgutils.weightspace.metanets.heads import predict
 
 log = logging.getLogger("hgutils")
@@ -113,18 +112,6 @@ def _score(task: str, metrics: dict[str, float]) -> float:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def to_device(batch: Any, device: str | torch.device) -> Any:
-    """Move a batch container (anything with ``.to``, or a dataclass of tensors) to ``device``."""
-    device = torch.device(device)
-    if isinstance(batch, Tensor) or hasattr(batch, "to"):
-        return batch.to(device)
-    if dataclasses.is_dataclass(batch):
-        return dataclasses.replace(batch, **{f.name: getattr(batch, f.name).to(device)
-                                             for f in dataclasses.fields(batch)
-                                             if isinstance(getattr(batch, f.name), Tensor)})
-    raise ValueError(f"cannot move a {type(batch).__name__} to {device}")
-
-
 def _batches(n_idx: Tensor, batch_size: int) -> list[Tensor]:
     return [n_idx[i:i + batch_size] for i in range(0, len(n_idx), batch_size)]
 

@@ -20,6 +20,7 @@ request (``"all"``, or an int ``k``: ``k`` snapshots evenly spaced, always endin
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +138,18 @@ class WeightData:
             keep = torch.rand(x.shape, generator=generator) >= mask
             return (x + n.to(x.device)) * keep.to(x.device, x.dtype)
         return WeightData(tuple(f(W) for W in self.weights), tuple(f(b) for b in self.biases))
+
+
+def to_device(batch: Any, device: str | torch.device) -> Any:
+    """Move a batch container (anything with ``.to``, or a dataclass of tensors) to ``device``."""
+    device = torch.device(device)
+    if isinstance(batch, Tensor) or hasattr(batch, "to"):
+        return batch.to(device)
+    if dataclasses.is_dataclass(batch):
+        return dataclasses.replace(batch, **{f.name: getattr(batch, f.name).to(device)
+                                             for f in dataclasses.fields(batch)
+                                             if isinstance(getattr(batch, f.name), Tensor)})
+    raise ValueError(f"cannot move a {type(batch).__name__} to {device}")
 
 
 def _f32(x: Tensor) -> Tensor:

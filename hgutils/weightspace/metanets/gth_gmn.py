@@ -56,7 +56,7 @@ from torch import Tensor, nn
 from hgutils.manifolds import poincare as pm
 from hgutils.manifolds.numerics import MIN_NORM
 from hgutils.nn.hyperbolic_attention import HyperbolicGraphAttention
-from hgutils.weightspace.metanets.base import MetaNet, Snapshots, snapshot_index
+from hgutils.weightspace.metanets.base import MetaNet, Snapshots, snapshot_index, to_device
 from hgutils.weightspace.metanets.heads import info_nce, task_loss
 
 AUX_TERMS: tuple[str, ...] = ("link", "mag", "sign", "slope", "smooth", "rank")
@@ -430,6 +430,7 @@ class GTHGMN(MetaNet):
         """
         was = self.training
         self.eval()
+        batch = to_device(batch, self.anchors.device)
         with torch.no_grad():
             _, _, zs = self._run(batch, want_aux=False, record=True)
         out = []
