@@ -44,7 +44,7 @@ Why :math:`\sigma = 10` for RFF
 With a small :math:`\sigma` every feature is a slowly varying function on :math:`[-1, 1]^2` (for
 :math:`\sigma\lesssim 1` it is nearly affine/quadratic there), so the 48 features span almost the same
 space as their rotated copies and the *least-squares* residual of a non-liftable rotation becomes
-tiny even though no exact lift exists (measured for a 90° rotation: about 1e-9 at
+tiny even though no exact lift exists (measured for a 90° rotation: below 1e-9 at
 :math:`\sigma = 0.3`, 1e-5 at :math:`\sigma = 1`, 0.04 at :math:`\sigma = 3`, 0.8 at
 :math:`\sigma = 10`; the tests and notebook 06 recompute this).
 With :math:`\sigma = 10` the waves oscillate a few times across the domain and non-liftable elements

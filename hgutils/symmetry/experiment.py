@@ -3,9 +3,10 @@ the hierarchy check and the plots.
 
 Each network is :math:`f(x) = F(\varphi(x))` with :math:`\varphi` one of the 48-dim encodings and
 :math:`F` a ReLU MLP ``48 → hidden → … → 1`` (``depth`` hidden layers), fitted to one shape's exact
-SDF by full-batch Adam on a fixed set of training points (mean squared error). All networks of the
-grid are trained at once with :func:`hgutils.weightspace.stacked.train_stacked`: every network gets
-its own input features ``X [N, P, 48]`` (its encoding of its shape's points) and targets ``[N, P]``.
+SDF (mean squared error) by AdamW with decoupled weight decay on minibatches drawn afresh each step
+from a large pool of points. All networks of the grid are trained at once with
+:func:`hgutils.weightspace.stacked.train_stacked`: every network gets its own input features
+``X [N, B, 48]`` (its encoding of its shape's minibatch) and targets ``[N, B]``.
 Networks with the same seed index share their initialisation (``init_mlp(..., seeds=...)``), so
 within a seed the shapes and encodings differ only through the data.
 """
@@ -83,7 +84,7 @@ class GridResult:
 
     params: dict[str, torch.Tensor]  # final, stacked [N, ...]
     init: dict[str, torch.Tensor]  # initial, stacked [N, ...]
-    meta: pd.DataFrame  # columns: net, shape, encoding, seed, train_mse, eval_rel_err
+    meta: pd.DataFrame  # columns: net, shape, encoding, seed, group, train_mse (last minibatch), eval_rel_err
     history: torch.Tensor  # [steps, N] training loss
     shapes: list[Shape]
     encodings: list[FourierPE]
