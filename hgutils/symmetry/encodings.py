@@ -58,7 +58,7 @@ from collections.abc import Iterable
 
 import torch
 
-from hgutils.symmetry.groups import GroupElement, as_matrix
+from hgutils.symmetry.groups import GroupElement, as_matrix, check_points
 
 __all__ = [
     "FourierPE",
@@ -125,12 +125,7 @@ class FourierPE:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """Encode ``x [..., 2]`` to ``[..., d]`` in ``x``'s floating dtype and device."""
-        if not isinstance(x, torch.Tensor):
-            raise ValueError(f"{self.name} expects a torch.Tensor of shape [..., 2]; got {type(x).__name__}")
-        if x.ndim < 1 or x.shape[-1] != 2:
-            raise ValueError(f"{self.name} expects points of shape [..., 2]; got {tuple(x.shape)}")
-        if not x.is_floating_point():
-            raise ValueError(f"{self.name} expects a floating-point tensor; got dtype {x.dtype}")
+        check_points(x, self.name)
         om = self._omega.to(dtype=x.dtype, device=x.device)
         b = self._phase.to(dtype=x.dtype, device=x.device)
         theta = x @ om.T + b  # [..., m]

@@ -124,6 +124,16 @@ def as_matrix(g: GroupElement | torch.Tensor | np.ndarray, tol: float = ORTHO_TO
     return m
 
 
+def check_points(x: torch.Tensor, who: str) -> None:
+    """Raise ``ValueError`` unless ``x`` is a floating-point tensor of planar points ``[..., 2]``."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{who} expects a torch.Tensor of shape [..., 2]; got {type(x).__name__}")
+    if x.ndim < 1 or x.shape[-1] != 2:
+        raise ValueError(f"{who} expects points of shape [..., 2]; got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise ValueError(f"{who} expects a floating-point tensor; got dtype {x.dtype}")
+
+
 def element_from_matrix(m: torch.Tensor | np.ndarray, tol: float = ORTHO_TOL) -> GroupElement:
     """Name an orthogonal matrix: the rotation or reflection it is (validated by :func:`as_matrix`)."""
     m = as_matrix(m, tol)

@@ -35,18 +35,9 @@ from abc import ABC, abstractmethod
 
 import torch
 
-from hgutils.symmetry.groups import GroupElement, as_matrix
+from hgutils.symmetry.groups import GroupElement, as_matrix, check_points
 
 __all__ = ["Shape", "PolygonShape", "CircleShape", "regular_polygon", "default_shapes", "get_shape"]
-
-
-def _check_points(x: torch.Tensor, who: str) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise ValueError(f"{who} expects a torch.Tensor of shape [..., 2]; got {type(x).__name__}")
-    if x.ndim < 1 or x.shape[-1] != 2:
-        raise ValueError(f"{who} expects points of shape [..., 2]; got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise ValueError(f"{who} expects a floating-point tensor; got dtype {x.dtype}")
 
 
 class Shape(ABC):
@@ -119,7 +110,7 @@ class PolygonShape(Shape):
 
     def sdf(self, x: torch.Tensor) -> torch.Tensor:
         """Exact signed distance to the polygon (negative inside), in ``x``'s dtype."""
-        _check_points(x, f"{self.name}.sdf")
+        check_points(x, f"{self.name}.sdf")
         v = self.vertices.to(dtype=x.dtype, device=x.device)
         a, b = v, torch.roll(v, -1, dims=0)  # edges a_i -> b_i
         e = b - a  # [n, 2]
@@ -173,7 +164,7 @@ class CircleShape(Shape):
 
     def sdf(self, x: torch.Tensor) -> torch.Tensor:
         r""":math:`\|x\| - r`."""
-        _check_points(x, f"{self.name}.sdf")
+        check_points(x, f"{self.name}.sdf")
         return x.norm(dim=-1) - self.r
 
     def is_symmetry(self, g: GroupElement | torch.Tensor, tol: float = 1e-9) -> bool:
