@@ -1,8 +1,8 @@
 """Speed of :mod:`hgutils.manifolds` versus geoopt, measured side by side in one run.
 
 Per op: the same operation on the same inputs (batch 4096 x 64, float32, c = 1), forward + backward
-(``out.sum().backward()``), hgutils and geoopt called alternately; the table shows the fastest call
-of each and their ratio (< 1 means hgutils is faster). Times are process CPU time by default (one
+(``out.sum().backward()``), hgutils and geoopt called alternately; the table shows the median call
+of each and the median of the paired ratios (< 1 means hgutils is faster). Times are process CPU time by default (one
 torch thread): on a shared machine wall-clock time mostly measures preemption by other processes;
 ``--wall`` uses the wall clock instead. geoopt is called through its pure math
 functions (``geoopt.manifolds.stereographic.math`` with k = -c, ``geoopt.manifolds.lorentz.math``
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import time
 import warnings
 from collections.abc import Callable
@@ -66,20 +67,27 @@ def _time(fn: Callable[[], torch.Tensor], leaves: list[torch.Tensor], iters: int
 
 
 def compare(ops: list[tuple[str, Callable, Callable, list[torch.Tensor]]], calls: int
-            ) -> list[tuple[str, float, float]]:
-    """Fastest single forward+backward of each side over ``calls`` calls, the two sides alternating
-    call by call (so load from other processes hits both alike; the minimum is the least disturbed)."""
+            ) -> list[tuple[str, float, float, float]]:
+    """Per op: median seconds of each side and the median of the paired ratios hgutils/geoopt.
+
+    The two sides are called alternately (order flipped every pair), so a pair shares the load that
+    other processes put on the machine; the median over pairs discards the disturbed ones.
+    """
     rows = []
     for name, f_hg, f_geo, leaves in ops:
         for _ in range(3):  # warm-up (geoopt's TorchScript profiles its first calls)
             _fwd_bwd(f_hg, leaves)
             _fwd_bwd(f_geo, leaves)
-        best = [math.inf, math.inf]
+        t_hg, t_geo = [], []
         for i in range(calls):
-            order = ((0, f_hg), (1, f_geo)) if i % 2 == 0 else ((1, f_geo), (0, f_hg))
-            for side, f in order:
-                best[side] = min(best[side], _time(f, leaves, 1))
-        rows.append((name, best[0], best[1]))
+            if i % 2 == 0:
+                t_hg.append(_time(f_hg, leaves, 1))
+                t_geo.append(_time(f_geo, leaves, 1))
+            else:
+                t_geo.append(_time(f_geo, leaves, 1))
+                t_hg.append(_time(f_hg, leaves, 1))
+        ratio = statistics.median(a / b for a, b in zip(t_hg, t_geo))
+        rows.append((name, statistics.median(t_hg), statistics.median(t_geo), ratio))
     return rows
 
 
@@ -210,7 +218,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.set_default_dtype(torch.float32)
     gen = torch.Generator().manual_seed(args.seed)
-    calls = 12 if args.quick else 60
+    calls = 16 if args.quick else 60
     c = 1.0
     t_start = time.perf_counter()
 
@@ -225,21 +233,22 @@ def main() -> None:
     rows = compare(ops, calls)
 
     print(f"hgutils vs geoopt, batch {args.batch} x {args.dim}, float32, forward+backward, "
-          f"{torch.get_num_threads()} thread(s), fastest of {calls} alternating calls each, "
+          f"{torch.get_num_threads()} thread(s), {calls} alternating calls each (median; ratio = median of "
+          f"paired ratios), "
           f"{'wall-clock' if args.wall else 'process CPU'} time")
     w = max(len(r[0]) for r in rows)
     print(f"{'op':<{w}}  {'hgutils ms':>10}  {'geoopt ms':>9}  {'ratio':>5}")
-    for name, th, tg in rows:
-        print(f"{name:<{w}}  {th * 1e3:10.3f}  {tg * 1e3:9.3f}  {th / tg:5.2f}")
+    for name, th, tg, ratio in rows:
+        print(f"{name:<{w}}  {th * 1e3:10.3f}  {tg * 1e3:9.3f}  {ratio:5.2f}")
 
     t_s, t_l, diff = scatter_vs_loop(10_000, 1_000, args.dim, c, gen, 1 if args.quick else 3)
     print(f"Einstein midpoint, 10000 edges -> 1000 nodes, d={args.dim}, forward+backward: "
           f"scatter {t_s * 1e3:.2f} ms, per-node loop {t_l * 1e3:.1f} ms, speed-up {t_l / t_s:.1f}x "
           f"(max |scatter - loop| = {diff:.2e})")
     print(f"total benchmark time {time.perf_counter() - t_start:.1f} s")
-    worst = max(rows, key=lambda r: r[1] / r[2])
+    worst = max(rows, key=lambda r: r[3])
     print(f"worst op: {worst[0]}")
-    print(f"worst hgutils/geoopt ratio: {worst[1] / worst[2]:.2f}")
+    print(f"worst hgutils/geoopt ratio: {worst[3]:.2f}")
 
 
 if __name__ == "__main__":
