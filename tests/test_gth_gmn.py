@@ -249,7 +249,7 @@ def test_riemannian_refinement_lowers_reconstruction_loss():
         for t in range(z.shape[1]):
             torch.manual_seed(0)
             terms = m.recon_terms(z[:, t], X[:, t], g, g.edge_weight[:, t], 1.0)
-            tot += float(sum(m.loss_weights[k] * terms[k] for k in ("link", "mag", "sign", "rank")))
+            tot += float(sum(m.loss_weights[k] * terms[k].detach() for k in ("link", "mag", "sign", "rank")))
         return tot
 
     z0 = m.embed_nodes(g)
