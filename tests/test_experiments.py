@@ -146,3 +146,160 @@ def test_statistics_error_paths():
         outward_drift(torch.zeros(1, 3, 2))
     with pytest.raises(ValueError, match="r and node_layer"):
         radial_separation(torch.zeros(3), torch.zeros(4))
+
+
+# --------------------------------------------------------------------------------------------
+# drivers on a tiny zoo
+# --------------------------------------------------------------------------------------------
+from hgutils.weightspace import experiments as ex  # noqa: E402
+from hgutils.weightspace.training import TrainConfig  # noqa: E402
+from hgutils.weightspace.zoo import MLPSpec, Zoo  # noqa: E402
+
+
+def _tiny_zoo(n=36, T=3, seed=0):
+    """Random 2 -> 4 -> 4 -> 1 trajectories whose last-layer bias encodes a regression target."""
+    g = torch.Generator().manual_seed(seed)
+    sizes = (2, 4, 4, 1)
+    params = {}
+    for l in range(3):
+        params[f"W{l}"] = torch.randn(n, T, sizes[l + 1], sizes[l], generator=g) * 0.5
+        params[f"b{l}"] = torch.randn(n, T, sizes[l + 1], generator=g) * 0.5
+    y = torch.randn(n, 1, generator=g)
+    params["b2"][:, -1, 0] = y[:, 0]
+    label = (y[:, 0] > 0).long()
+    return Zoo(MLPSpec(sizes, "tanh"), params, torch.arange(T), {"y": y, "label": label})
+
+
+CFG = TrainConfig(epochs=2, batch_size=8, lr=1e-2, patience=5)
+
+
+def test_make_splits_disjoint_stratified_deterministic():
+    labels = torch.tensor([0] * 20 + [1] * 40)
+    s = ex.make_splits(60, 0.2, 0.25, seed=3, labels=labels)
+    allidx = torch.cat([s.train, s.val, s.test])
+    assert sorted(allidx.tolist()) == list(range(60))
+    assert s.sizes() == {"train": 33, "val": 12, "test": 15}
+    assert int((labels[s.test] == 0).sum()) == 5  # 25 % of each class
+    s2 = ex.make_splits(60, 0.2, 0.25, seed=3, labels=labels)
+    assert all(torch.equal(a, b) for a, b in zip((s.train, s.val, s.test), (s2.train, s2.val, s2.test)))
+    s3 = ex.make_splits(60, 0.2, 0.25, seed=4, labels=labels)
+    assert not torch.equal(s.test, s3.test)
+    u = ex.make_splits(10, 0.2, 0.2, seed=0)
+    assert sorted(torch.cat([u.train, u.val, u.test]).tolist()) == list(range(10))
+    with pytest.raises(ValueError, match="sum < 1"):
+        ex.make_splits(10, 0.5, 0.5)
+    with pytest.raises(ValueError, match="at least 3"):
+        ex.make_splits(2, 0.2, 0.2)
+    with pytest.raises(ValueError, match="labels must be"):
+        ex.make_splits(10, 0.2, 0.2, labels=torch.zeros(9))
+
+
+def test_run_comparison_identical_splits_and_table(monkeypatch):
+    import hgutils.weightspace.training as training
+
+    zoo = _tiny_zoo()
+    splits = ex.make_splits(len(zoo), 0.2, 0.25, seed=0)
+    seen = []
+    real_fit = training.fit
+
+    def spy(model, data, target, tr, va, te, cfg, desc=None):
+        seen.append((type(model).__name__, tuple(tr.tolist()), tuple(va.tolist()), tuple(te.tolist()), cfg.seed))
+        return real_fit(model, data, target, tr, va, te, cfg, desc=desc)
+
+    monkeypatch.setattr(training, "fit", spy)
+    variants = ["StatNN", "FlatMLP", "StatNN (traj)", "GTH-GMN"]
+    res = ex.run_comparison(zoo, "regression", zoo.meta["y"], 1, variants, splits, [0, 1], CFG,
+                            gth_overrides={"dim": 4, "heads": 1, "head_dim": 4, "gru_hidden": 4})
+    assert len(seen) == len(variants) * 2
+    assert len({s[1:4] for s in seen}) == 1  # every model and seed saw the same train/val/test networks
+    assert seen[0][1:4] == (tuple(splits.train.tolist()), tuple(splits.val.tolist()), tuple(splits.test.tolist()))
+    assert [s[4] for s in seen] == [0, 1] * len(variants)
+    t = res.table
+    assert t.shape[0] == 8 and list(t["model"]) == [v for v in variants for _ in range(2)]
+    for col in ("model", "seed", "temporal", "test_mse", "val_mse", "best_epoch", "cpu_seconds"):
+        assert col in t
+    assert t.loc[t.model == "StatNN (traj)", "temporal"].all() and not t.loc[t.model == "StatNN", "temporal"].any()
+    assert np.isfinite(t["test_mse"]).all()
+    # seeds change results, the split does not
+    a = t[t.model == "StatNN"]["test_mse"].to_numpy()
+    assert a[0] != a[1]
+    # the data container is shared between variants reading the same input
+    assert res.data_key["StatNN"] != res.data_key["StatNN (traj)"]
+    assert set(res.models) == set(variants) and set(res.outputs) == set(variants)
+    y, p = res.outputs["FlatMLP"]
+    assert y.shape == p.shape == (len(splits.test), 1)
+
+
+def test_run_comparison_is_deterministic_per_seed():
+    zoo = _tiny_zoo(seed=1)
+    splits = ex.make_splits(len(zoo), 0.2, 0.25, seed=0, labels=zoo.meta["label"])
+    r1 = ex.run_comparison(zoo, "classification", zoo.meta["label"], 2, ["FlatMLP"], splits, [5], CFG)
+    r2 = ex.run_comparison(zoo, "classification", zoo.meta["label"], 2, ["FlatMLP"], splits, [5], CFG)
+    assert r1.table["test_accuracy"].tolist() == r2.table["test_accuracy"].tolist()
+    assert r1.table["val_accuracy"].tolist() == r2.table["val_accuracy"].tolist()
+
+
+def test_run_comparison_error_paths():
+    zoo = _tiny_zoo()
+    splits = ex.make_splits(len(zoo), 0.2, 0.25)
+    y = zoo.meta["y"]
+    with pytest.raises(ValueError, match="unknown model variant"):
+        ex.run_comparison(zoo, "regression", y, 1, ["NoSuchNet"], splits, [0], CFG)
+    with pytest.raises(ValueError, match="variants is empty"):
+        ex.run_comparison(zoo, "regression", y, 1, [], splits, [0], CFG)
+    with pytest.raises(ValueError, match="distinct"):
+        ex.run_comparison(zoo, "regression", y, 1, ["StatNN", "StatNN"], splits, [0], CFG)
+    with pytest.raises(ValueError, match="seeds"):
+        ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], splits, [1, 1], CFG)
+    with pytest.raises(ValueError, match="one entry per network"):
+        ex.run_comparison(zoo, "regression", y[:5], 1, ["StatNN"], splits, [0], CFG)
+    bad = ex.Splits(splits.train, splits.val, torch.tensor([len(zoo) + 3]))
+    with pytest.raises(ValueError, match="disjoint indices"):
+        ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], bad, [0], CFG)
+    with pytest.raises(ValueError, match="GTH-GMN"):
+        ex.node_embeddings(torch.nn.Linear(2, 2), None, [0])
+
+
+def test_summarize_compare_best():
+    import pandas as pd
+
+    t = pd.DataFrame({"model": ["a", "a", "b", "b", "c"], "seed": [0, 1, 0, 1, 0],
+                      "test_mse": [1.0, 3.0, 2.0, 2.0, 0.5]})
+    s = ex.summarize(t, ["test_mse"])
+    assert list(s["model"]) == ["a", "b", "c"] and list(s["n_seeds"]) == [2, 2, 1]
+    assert s["test_mse_mean"].tolist() == [2.0, 2.0, 0.5]
+    assert s["test_mse_std"].tolist() == [1.0, 0.0, 0.0]
+    assert s.loc[0, "test_mse"] == "2.000 ± 1.000"
+    c = ex.compare(s, "c", "a", "test_mse", higher_is_better=False)
+    assert c["advantage"] == pytest.approx(1.5)  # lower MSE is better: c beats a by 1.5
+    assert ex.compare(s, "c", "a", "test_mse")["advantage"] == pytest.approx(-1.5)
+    assert ex.best_model(s, "test_mse", ["a", "b", "c"], higher_is_better=False) == "c"
+    assert ex.best_model(s, "test_mse", ["a", "b"]) == "a"  # tie: first listed
+    with pytest.raises(ValueError, match="no column"):
+        ex.summarize(t, ["test_accuracy"])
+    with pytest.raises(ValueError, match="not in the summary"):
+        ex.compare(s, "a", "zzz", "test_mse")
+    pt = ex.paper_table("sine_mse", s.assign(model=["GTH-GMN", "GMN", "x"]), "test_mse")
+    assert pt["model"].tolist() == ["GTH-GMN", "GMN", "DWSNet"]
+    assert pt["ours (same zoo)"].tolist() == ["2.000 ± 1.000", "2.000 ± 0.000", "—"]
+    with pytest.raises(ValueError, match="unknown paper task"):
+        ex.paper_table("nope")
+
+
+@pytest.mark.parametrize("cls", [ex.INRClassificationConfig, ex.SineRegressionConfig, ex.GeneralizationConfig])
+def test_presets_are_valid(cls):
+    for scale in ("smoke", "medium", "paper"):
+        cfg = cls.from_scale(scale)
+        assert set(cfg.variants) <= set(ex.VARIANTS)
+        assert 0 < cfg.val_fraction + cfg.test_fraction < 1
+    assert cls.from_scale("smoke", n_seeds=7).n_seeds == 7
+    with pytest.raises(ValueError):
+        cls.from_scale("huge")
+
+
+def test_class_separation():
+    x = torch.tensor([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    assert ex.class_separation(x, torch.tensor([0, 0, 1, 1])) > 0.9
+    assert ex.class_separation(x, torch.tensor([0, 1, 0, 1])) < 0
+    with pytest.raises(ValueError, match="classes"):
+        ex.class_separation(x, torch.zeros(4))

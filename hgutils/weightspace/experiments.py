@@ -187,7 +187,8 @@ class ComparisonResult:
     table
         One row per (model, seed): ``model, seed, temporal`` and the test metrics
         (``test_accuracy`` / ``test_mse`` / ``test_kendall_tau``), validation metrics (``val_*``),
-        ``best_epoch``, ``epochs_run``, ``seconds_per_epoch``, ``prepare_seconds``.
+        ``best_epoch``, ``epochs_run``, ``steps``, ``seconds_per_epoch`` (wall), ``cpu_seconds`` (process
+        CPU time of the whole fit: the cost on a quiet machine), ``prepare_seconds``.
     splits
         The one split every model used.
     models
@@ -274,13 +275,15 @@ def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, var
             res.data_key[name] = key
             data = res.data[key]
             cfg = replace(train_cfg, seed=seed)
+            c0 = time.process_time()
             fr = fit(model, data, target, splits.train, splits.val, splits.test, cfg, desc=f"{name} s{seed}")
             row: dict[str, Any] = {"model": name, "seed": seed, "temporal": VARIANTS[name].temporal}
             for part in ("test", "val"):
                 for k, v in fr.metrics.get(part, {}).items():
                     row[f"{part}_{k}"] = v
             row.update(best_epoch=fr.best_epoch, epochs_run=len(fr.history), steps=fr.steps,
-                       seconds_per_epoch=fr.seconds_per_epoch, prepare_seconds=prep_time[key])
+                       seconds_per_epoch=fr.seconds_per_epoch, cpu_seconds=time.process_time() - c0,
+                       prepare_seconds=prep_time[key])
             rows.append(row)
             if si == 0:
                 res.models[name] = model
@@ -383,26 +386,28 @@ class INRClassificationConfig(Preset):
     """Notebook 01: classify INRs (one SIREN per image) from their weight trajectories."""
 
     datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium/paper: MNIST + Fashion-MNIST
-    n_images: int = 200  # INRs per zoo (one per image, class-balanced)
-    inr_steps: int = 300  # Adam steps per INR (DWSNets: 1,000)
-    T: int = 6  # snapshots per INR trajectory (paper: 80-100)
+    n_images: int = 120  # INRs per zoo (one per image, class-balanced)
+    inr_steps: int = 200  # Adam steps per INR (DWSNets: 1,000)
+    T: int = 5  # snapshots per INR trajectory (paper: 80-100)
     variants: tuple[str, ...] = INR_VARIANTS  # models (all trained on the same split)
     n_seeds: int = 2  # model seeds (paper: 5)
-    epochs: int = 12  # max meta-network epochs (early stopping on validation accuracy)
-    patience: int = 6  # early-stopping patience (epochs)
+    epochs: int = 1  # max meta-network epochs (early stopping on validation accuracy)
+    patience: int = 2  # early-stopping patience (epochs)
     batch_size: int = 32  # INRs per step
     lr: float = 2e-3  # Adam lr of every model
     gth_dim: int = 16  # GTH-GMN node-state dim
     val_fraction: float = 0.15  # share of INRs for validation
     test_fraction: float = 0.25  # share of INRs for test
     split_seed: int = 0  # seed of the one shared split
-    refine_steps: int = 10  # Riemannian refinement steps for the node-embedding figures
-    n_figure_nets: int = 8  # test INRs averaged in the radial/angular statistics
+    refine_steps: int = 5  # Riemannian refinement steps for the node-embedding figures
+    n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        "medium": {"datasets": ("mnist", "fashion_mnist"), "n_images": 5000, "inr_steps": 500, "T": 20,
-                   "n_seeds": 3, "epochs": 20, "patience": 6, "val_fraction": 0.1, "test_fraction": 0.2,
-                   "refine_steps": 30, "n_figure_nets": 32},
+        # medium is sized to ~45 min of CPU (measured costs; see notebook 01 section 0): GTH-GMN costs
+        # ~6 ms per INR-snapshot forward on one core, so 5k INRs x T=20 x 3 seeds would take a day.
+        "medium": {"datasets": ("mnist", "fashion_mnist"), "n_images": 800, "inr_steps": 300, "T": 8,
+                   "n_seeds": 3, "epochs": 4, "patience": 3, "val_fraction": 0.1, "test_fraction": 0.2,
+                   "refine_steps": 20, "n_figure_nets": 16},
         "paper": {"datasets": ("mnist", "fashion_mnist"), "n_images": 70000, "inr_steps": 1000, "T": 100,
                   "n_seeds": 5, "epochs": 100, "patience": 15, "gth_dim": 32, "val_fraction": 5000 / 70000,
                   "test_fraction": 10000 / 70000, "refine_steps": 100, "n_figure_nets": 64},
@@ -413,12 +418,12 @@ class INRClassificationConfig(Preset):
 class SineRegressionConfig(Preset):
     """Notebook 02: the DWSNets self-supervised sine protocol (InfoNCE encoder, linear probe to (a, b))."""
 
-    n_nets: int = 240  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
-    T: int = 6  # snapshots per INR
-    fit_epochs: int = 300  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
+    n_nets: int = 96  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
+    T: int = 4  # snapshots per INR
+    fit_epochs: int = 150  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
     variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
     n_seeds: int = 2  # encoder seeds (paper: several; variance is one of the claims)
-    epochs: int = 10  # encoder epochs (DWSNets: 500)
+    epochs: int = 1  # encoder epochs (DWSNets: 500)
     patience: int = 10  # early stopping on the validation InfoNCE loss
     batch_size: int = 32  # networks per InfoNCE batch (DWSNets: 512)
     lr: float = 2e-3  # AdamW/Adam lr (DWSNets: 5e-3)
@@ -429,8 +434,9 @@ class SineRegressionConfig(Preset):
     split_seed: int = 0
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        "medium": {"n_nets": 3000, "T": 20, "fit_epochs": 1000, "n_seeds": 3, "epochs": 40, "patience": 10,
-                   "batch_size": 128, "val_fraction": 0.15, "test_fraction": 0.2},
+        # sized to ~45 min of CPU (measured costs; notebook 02 section 0)
+        "medium": {"n_nets": 800, "T": 8, "fit_epochs": 300, "n_seeds": 3, "epochs": 5, "patience": 5,
+                   "batch_size": 64, "val_fraction": 0.15, "test_fraction": 0.2},
         "paper": {"n_nets": 12000, "T": 80, "fit_epochs": 1500, "n_seeds": 5, "epochs": 500, "patience": 50,
                   "batch_size": 512, "lr": 5e-3, "val_fraction": 1000 / 12000, "test_fraction": 1000 / 12000},
     }
@@ -442,13 +448,13 @@ class GeneralizationConfig(Preset):
 
     dataset: str = "cifar10"  # classifier zoo data: CIFAR-10 grayscale when present, else the stand-in
     standin: str = "digits"  # offline stand-in (printed when used); medium: "mnist" (5k subset)
-    n_nets: int = 160  # classifiers in the zoo (Small CNN Zoo: 30k runs)
-    T: int = 5  # snapshots per classifier trajectory (Small CNN Zoo epochs 0,1,2,3,20,40,60,80,86: 9)
-    zoo_epochs: int = 4  # training epochs per classifier (Small CNN Zoo: 86)
+    n_nets: int = 100  # classifiers in the zoo (Small CNN Zoo: 30k runs)
+    T: int = 4  # snapshots per classifier trajectory (Small CNN Zoo epochs 0,1,2,3,20,40,60,80,86: 9)
+    zoo_steps: int = 150  # minibatch steps per classifier (batch 32; Small CNN Zoo: 86 epochs)
     variants: tuple[str, ...] = CIFAR_VARIANTS  # models, final-checkpoint and trajectory versions
     n_seeds: int = 2  # model seeds
-    epochs: int = 12  # meta-network epochs (NFN protocol: 50)
-    patience: int = 6
+    epochs: int = 1  # meta-network epochs (NFN protocol: 50)
+    patience: int = 6  # early stopping on validation Kendall tau
     batch_size: int = 16  # networks per step (NFN protocol: 8)
     lr: float = 1e-3  # Adam lr (NFN protocol: 1e-3)
     gth_dim: int = 16
@@ -457,8 +463,91 @@ class GeneralizationConfig(Preset):
     split_seed: int = 0
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"dataset": "digits"},
-        "medium": {"standin": "mnist", "n_nets": 1500, "T": 9, "zoo_epochs": 20, "n_seeds": 3, "epochs": 30,
-                   "patience": 8},
-        "paper": {"standin": "mnist", "n_nets": 30000, "T": 9, "zoo_epochs": 86, "n_seeds": 5, "epochs": 50,
+        # sized to ~40 min of CPU (measured costs; notebook 03 section 0)
+        "medium": {"standin": "mnist", "n_nets": 800, "T": 9, "zoo_steps": 1000, "n_seeds": 3, "epochs": 5,
+                   "patience": 4},
+        "paper": {"standin": "mnist", "n_nets": 30000, "T": 9, "zoo_steps": 20000, "n_seeds": 5, "epochs": 50,
                   "patience": 10, "batch_size": 8, "val_fraction": 0.1, "test_fraction": 0.5},
     }
+
+
+# --------------------------------------------------------------------------------------------
+# notebook helpers: zoos, data resolution, embeddings for the figures
+# --------------------------------------------------------------------------------------------
+INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashion_mnist_acc"}
+
+
+def inr_zoo(dataset: str, cfg: INRClassificationConfig, scale: str = "smoke", data_dir: str | None = None,
+            seed: int = 0) -> Any:
+    """The INR zoo of notebook 01: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's
+    sizes (``n_images``, ``inr_steps``, ``T``) on top of the zoo preset of ``scale``."""
+    from hgutils.weightspace.zoo import inr_image_zoo
+
+    return inr_image_zoo(dataset, scale=scale, data_dir=data_dir, n_images=cfg.n_images, steps=cfg.inr_steps,
+                         T=cfg.T, seed=seed)
+
+
+def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0) -> Any:
+    """The sine zoo of notebook 02 (:func:`hgutils.weightspace.zoo.sine_zoo`, DWSNets protocol)."""
+    from hgutils.weightspace.zoo import sine_zoo
+
+    return sine_zoo(scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, seed=seed)
+
+
+def resolve_generalization_dataset(cfg: GeneralizationConfig, data_dir: str | None = None) -> tuple[str, str]:
+    """Dataset for notebook 03's classifier zoo: ``(name, note)``.
+
+    ``cfg.dataset`` when a copy is found (``data_dir`` / ``$HGUTILS_DATA`` / packaged), else the
+    clearly named stand-in ``cfg.standin``; ``note`` says which and why.
+    """
+    from hgutils.data import DataNotFoundError, load_images
+
+    if cfg.dataset == cfg.standin:
+        return cfg.standin, f"{cfg.standin} (stand-in chosen by the preset; CIFAR-10 is not used at this scale)"
+    try:
+        load_images(cfg.dataset, split="test", data_dir=data_dir, limit=10)
+    except DataNotFoundError:
+        return cfg.standin, (f"{cfg.standin} -- STAND-IN: no {cfg.dataset} copy found in data_dir / $HGUTILS_DATA; "
+                             f"numbers below are NOT CIFAR-10 numbers")
+    return cfg.dataset, f"{cfg.dataset} (grayscale)"
+
+
+def classifier_zoo_for(dataset: str, cfg: GeneralizationConfig, scale: str = "smoke", data_dir: str | None = None,
+                       seed: int = 0) -> Any:
+    """The MLP classifier zoo of notebook 03 (GTH-GMN reads MLPs only): the zoo preset of ``scale``
+    with the notebook's ``n_nets``, ``T`` and ``zoo_steps``; with ``T = 9`` the snapshots sit at the
+    Small CNN Zoo's checkpoint epochs (0, 1, 2, 3, 20, 40, 60, 80, 86 of 86, scaled to the steps)."""
+    from hgutils.weightspace.zoo import classifier_zoo
+
+    schedule = "cnn_zoo" if cfg.T == 9 else "uniform"
+    return classifier_zoo(dataset, scale=scale, data_dir=data_dir, arch="mlp", n_nets=cfg.n_nets, T=cfg.T,
+                          steps=cfg.zoo_steps, schedule=schedule, seed=seed)
+
+
+def node_embeddings(model: Any, data: Any, idx: Sequence[int] | Tensor, refine_steps: int = 0
+                    ) -> tuple[Tensor, Tensor, float]:
+    """GTH-GMN node coordinates of networks ``idx`` at every snapshot: ``(z [B, T, V, d], node_layer [V], c)``.
+
+    ``c`` is the curvature of the ball the coordinates live on (0 for the Euclidean ablation).
+    ``refine_steps`` > 0 runs the paper's stage-2 Riemannian refinement of the coordinates.
+    """
+    if not hasattr(model, "embed_nodes"):
+        raise ValueError(f"node embeddings need a GTH-GMN model; got {type(model).__name__}")
+    idx = torch.as_tensor(idx, dtype=torch.long)
+    z = model.embed_nodes(data[idx], refine_steps=refine_steps)
+    c = 0.0 if model.euclidean else float(model.c)
+    return z.detach(), data.node_layer, c
+
+
+def class_separation(emb: Tensor | np.ndarray, labels: Tensor | np.ndarray) -> float:
+    """Silhouette score of embeddings ``[n, D]`` grouped by ``labels`` (Euclidean; -1..1, higher =
+    classes better separated). Needs at least 2 classes and fewer classes than points."""
+    from sklearn.metrics import silhouette_score
+
+    x = np.asarray(emb.detach().cpu() if isinstance(emb, Tensor) else emb, dtype=float)
+    y = np.asarray(labels.cpu() if isinstance(labels, Tensor) else labels)
+    k = len(np.unique(y))
+    if x.ndim != 2 or len(y) != len(x) or not 2 <= k < len(x):
+        raise ValueError(f"need emb [n, D] with n labels from 2..n-1 classes; got {x.shape}, {len(y)} labels, "
+                         f"{k} classes")
+    return float(silhouette_score(x, y))

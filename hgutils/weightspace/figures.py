@@ -232,6 +232,8 @@ def plot_disk_early_late(z: Tensor, node_layer: Tensor, c: float = 1.0, early: i
     for ax, pts, t in zip(axes, both, (early % T, late % T)):
         lbl = f"t = {t}" if steps is None else f"t = {t} (step {int(steps[t])})"
         poincare_disk(ax, pts, c=c, colors=lab, labels=names, s=12, title=lbl)
+        for sp in ax.spines.values():
+            sp.set_visible(False)
     if title:
         fig.suptitle(title)
     return fig
