@@ -10,6 +10,8 @@
 3. Time per epoch of the three ResNet flavours at the medium preset of notebook 04 (estimated
    from timed training steps x steps per epoch). Skipped by ``--quick``.
 
+All times are single-threaded CPU time of this process (see :func:`side_by_side`).
+
 ``python benchmarks/lorentz_layers.py --quick`` (<= 60 s) prints as its last line
 ``PLFC/Linear fwd+bwd @256: X.XX``.
 """
@@ -38,20 +40,24 @@ def _timer(fn, backward: bool):
 
 
 def side_by_side(cases: dict, reps: int, inner: int) -> dict[str, float]:
-    """Median seconds per call of each case, repetitions interleaved across cases."""
+    """Median CPU seconds per call of each case, repetitions interleaved across cases.
+
+    CPU time of this process (``time.process_time``), not wall clock: on a machine shared with other
+    jobs wall-clock ratios swing by 5x between runs, CPU time does not (with one torch thread it is
+    the op's cost)."""
     times: dict[str, list[float]] = {k: [] for k in cases}
     for fn in cases.values():  # warm-up
         fn()
     for _ in range(reps):
         for k, fn in cases.items():
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(inner):
                 fn()
-            times[k].append((time.perf_counter() - t0) / inner)
+            times[k].append((time.process_time() - t0) / inner)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def layer_table(widths, batch: int, reps: int) -> dict[int, dict[str, tuple[float, float]]]:
+def layer_table(widths, batch: int, reps: int, work: int = 2048) -> dict[int, dict[str, tuple[float, float]]]:
     out = {}
     for w in widths:
         torch.manual_seed(0)
@@ -60,7 +66,7 @@ def layer_table(widths, batch: int, reps: int) -> dict[int, dict[str, tuple[floa
         xp = L.to_poincare(xl).detach().requires_grad_()
         layers = {"Linear": (nn.Linear(w, w), xe), "PLFC": (PLFC(w, w), xl),
                   "LorentzFC": (LorentzFC(w, w), xl), "PoincareFC": (PoincareLinear(w, w), xp)}
-        inner = max(1, 2048 // w)
+        inner = max(1, work // w)
         res = {}
         for bwd in (False, True):
             cases = {k: _timer(lambda m=m, x=x: m(x), bwd) for k, (m, x) in layers.items()}
@@ -105,9 +111,9 @@ def resnet_epoch_times(reps: int) -> dict[str, float]:
         step()
         ts = []
         for _ in range(reps):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             step()
-            ts.append(time.perf_counter() - t0)
+            ts.append(time.process_time() - t0)
         out[fl] = statistics.median(ts) * steps
     return out
 
@@ -116,18 +122,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="<= 60 s: fewer repetitions, no ResNet epochs")
     args = ap.parse_args()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
-    reps = 5 if args.quick else 15
+    torch.set_num_threads(1)  # CPU-time ratios of single-threaded ops
+    reps = 3 if args.quick else 15
+    work = 256 if args.quick else 2048
     widths = (16, 64, 256, 1024)
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, batch 512, float32")
-    table = layer_table(widths, 512, reps)
+    print(f"torch {torch.__version__}, 1 thread, CPU time, batch 512, float32")
+    table = layer_table(widths, 512, reps, work)
     print("\nlayer cost / nn.Linear (same width in and out)      fwd     fwd+bwd")
     for w, row in table.items():
         for k, (f, fb) in row.items():
             if k != "Linear":
                 print(f"  width {w:5d}  {k:12s}                      {f:6.2f}x  {fb:6.2f}x")
-    bn = bn_table(2048 if args.quick else 8192, 64, 3 if args.quick else 7)
-    print("\nbatch norm fwd+bwd on [N, 64+1] points        seconds   / GyroLBN")
+    bn = bn_table(1024 if args.quick else 8192, 64, 3 if args.quick else 7)
+    print("\nbatch norm fwd+bwd on [N, 64+1] points        CPU s     / GyroLBN")
     for k, (t, r) in bn.items():
         print(f"  {k:20s}                     {t:8.4f}   {r:6.2f}x")
     if not args.quick:

@@ -182,8 +182,9 @@ def run_genomics(cfg: ILNNConfig, data: Split, seed: int = 0, device: str = "cpu
 
 
 def bn_timing(cfg: ILNNConfig, seed: int = 0) -> dict[str, float]:
-    """Median seconds of forward+backward of GyroLBN, GyroBN (Karcher, 10 iterations) and HCNN LBN
-    on ``[bn_points, bn_dim + 1]`` points (interleaved repetitions)."""
+    """Median CPU seconds (``time.process_time``: robust on a shared machine; use one torch thread for
+    a fair op cost) of forward+backward of GyroLBN, GyroBN (Karcher, 10 iterations) and HCNN LBN on
+    ``[bn_points, bn_dim + 1]`` points (interleaved repetitions)."""
     g = torch.Generator().manual_seed(seed)
     u = torch.randn(cfg.bn_points, cfg.bn_dim, generator=g) / cfg.bn_dim**0.5
     x = L.expmap0(F.pad(u, (1, 0))).requires_grad_()
@@ -193,9 +194,9 @@ def bn_timing(cfg: ILNNConfig, seed: int = 0) -> dict[str, float]:
         m(x).sum().backward()
     for _ in range(cfg.bn_reps):
         for k, m in mods.items():
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             m(x).sum().backward()
-            times[k].append(time.perf_counter() - t0)
+            times[k].append(time.process_time() - t0)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 

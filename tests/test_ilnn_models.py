@@ -131,3 +131,20 @@ def test_train_classifier_is_reproducible_and_resumes(tmp_path):
     run(ck, epochs=2)
     h3 = run(ck, epochs=3)  # resumes at epoch 2, runs one more
     assert h3.train_loss == pytest.approx(h1.train_loss, rel=1e-5)
+
+
+def test_recalibrate_bn_sets_cumulative_statistics():
+    from hgutils.manifolds import lorentz as L
+    from hgutils.nn.lorentz import GyroLBN, to_lorentz
+    from hgutils.nn.training import recalibrate_bn
+
+    torch.manual_seed(0)
+    x = to_lorentz(torch.randn(64, 3) + 1.0, channel_dim=None)
+    bn_l, bn_e = GyroLBN(3, momentum=0.1), torch.nn.BatchNorm1d(3)
+    bn_l.eval()
+    recalibrate_bn(bn_l, x, batch_size=64, n_batches=1)
+    assert not bn_l.training and bn_l.momentum == 0.1
+    assert float(L.dist(bn_l.running_mean, L.centroid(x.double()).float())) < 1e-5
+    xe = torch.randn(40, 3) * 2 + 3
+    recalibrate_bn(bn_e, xe, batch_size=20, n_batches=2, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(bn_e.running_mean, xe.mean(0), atol=1e-5)  # average of the two half-batch means
