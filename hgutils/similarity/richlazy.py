@@ -45,7 +45,7 @@ from hgutils.similarity.msa import msa_matrix_from_metrics
 from hgutils.similarity.pullback import mlp_pullback_metrics
 
 REGIMES = ("rich", "lazy")
-SWEEP_VERSION = 2  # bump when run_sweep's output changes (part of the notebook's cache key)
+SWEEP_VERSION = 3  # bump when run_sweep's output changes (part of the notebook's cache key)
 MEASURES = ("MSA", "CKA", "CCA", "RSA", "Procrustes")
 
 
@@ -55,7 +55,8 @@ class RichLazyConfig(Preset):
 
     class_counts: tuple[int, ...] = (2, 5)  # numbers of classes K in the hierarchical sweep
     n_seeds: int = 2            # seeds per (K, regime) cell
-    hidden: int = 100           # hidden width of the 2 -> hidden -> K ReLU MLP
+    hidden: int = 100           # hidden width of the 2 -> hidden (x depth) -> K ReLU MLP
+    depth: int = 1              # number of hidden layers; MSA and the baselines compare the last one
     n_per_blob: int = 30        # training points per blob (2K blobs)
     blob_std: float = 0.15      # std of each Gaussian blob (centres on the unit circle)
     gain_rich: float = 0.01     # g in W ~ N(0, (g/sqrt(fan_in))^2): small init => rich
@@ -138,7 +139,9 @@ def train_cell(n_classes: int, regime: str, seeds: list[int], cfg: RichLazyConfi
     rich = regime == "rich"
     alpha = cfg.alpha_rich if rich else cfg.alpha_lazy
     gain = cfg.gain_rich if rich else cfg.gain_lazy
-    p0 = init_mlp(len(seeds), (2, cfg.hidden, n_classes), scheme="normal", gain=gain, seeds=seeds)
+    p0 = init_mlp(len(seeds), (2, *([cfg.hidden] * cfg.depth), n_classes), scheme="normal", gain=gain,
+                  seeds=seeds)
+    last = cfg.depth - 1
     Y = torch.nn.functional.one_hot(y, n_classes).to(X.dtype)
     with torch.no_grad():
         out0 = mlp_forward(p0, X)
@@ -154,9 +157,9 @@ def train_cell(n_classes: int, regime: str, seeds: list[int], cfg: RichLazyConfi
     with torch.no_grad():
         acc = ((alpha * (mlp_forward(p1, X) - out0)).argmax(-1) == y).float().mean(-1)
     return {"p0": p0, "p1": p1, "acc": acc, "alpha": alpha,
-            "rwc": relative_weight_change(p0, p1, "W0"), "kernel_align": kernel_alignment(p0, p1, X),
-            "label_align0": label_alignment(p0, X, y, n_classes),
-            "label_align1": label_alignment(p1, X, y, n_classes)}
+            "rwc": relative_weight_change(p0, p1, "W0"), "kernel_align": kernel_alignment(p0, p1, X, last),
+            "label_align0": label_alignment(p0, X, y, n_classes, last),
+            "label_align1": label_alignment(p1, X, y, n_classes, last)}
 
 
 def relative_weight_change(p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor],
@@ -202,18 +205,22 @@ def label_alignment(params: dict[str, torch.Tensor], X: torch.Tensor, y: torch.T
 # --------------------------------------------------------------------------------------------
 # the sweep
 # --------------------------------------------------------------------------------------------
-def hidden_stack(params_list: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """Concatenate the first (hidden) layer of several stacked MLPs of equal hidden width.
+def hidden_stack(params_list: list[dict[str, torch.Tensor]], depth: int = 1) -> dict[str, torch.Tensor]:
+    """Concatenate the first ``depth`` (hidden) layers of several stacked MLPs of equal widths.
 
-    Returns a stacked 2-layer dict whose output layer is a zero placeholder of width 1, so that
-    ``mlp_forward(..., layer=0)`` / ``mlp_pullback_metrics(..., layer=0)`` give the hidden layer
-    of every network (the output layers differ in width across K and are not compared).
+    Returns a stacked dict whose output layer is a zero placeholder of width 1, so that
+    ``mlp_forward(..., layer=depth-1)`` / ``mlp_pullback_metrics(..., layer=depth-1)`` give the last
+    hidden layer of every network (the output layers differ in width across K and are not compared).
     """
-    W0 = torch.cat([p["W0"] for p in params_list])
-    b0 = torch.cat([p["b0"] for p in params_list])
-    M, H = b0.shape
-    return {"W0": W0, "b0": b0, "W1": torch.zeros(M, 1, H, dtype=W0.dtype),
-            "b1": torch.zeros(M, 1, dtype=W0.dtype)}
+    out = {}
+    for l in range(depth):
+        out[f"W{l}"] = torch.cat([p[f"W{l}"] for p in params_list])
+        out[f"b{l}"] = torch.cat([p[f"b{l}"] for p in params_list])
+    M, H = out[f"b{depth - 1}"].shape
+    dt = out["W0"].dtype
+    out[f"W{depth}"] = torch.zeros(M, 1, H, dtype=dt)
+    out[f"b{depth}"] = torch.zeros(M, 1, dtype=dt)
+    return out
 
 
 def run_sweep(cfg: RichLazyConfig, seed: int = 0) -> dict[str, Any]:
@@ -239,8 +246,8 @@ def run_sweep(cfg: RichLazyConfig, seed: int = 0) -> dict[str, Any]:
             for s in range(cfg.n_seeds):
                 meta_t.append({"classes": K, "regime": regime, "seed": s, "trained": True})
                 meta_u.append({"classes": K, "regime": regime, "seed": s, "trained": False})
-    hidden = hidden_stack(trained + untrained)
-    return {"hidden": hidden, "meta": meta_t + meta_u, "cells": cells}
+    hidden = hidden_stack(trained + untrained, cfg.depth)
+    return {"hidden": hidden, "meta": meta_t + meta_u, "cells": cells, "layer": cfg.depth - 1}
 
 
 def task_samples(cfg: RichLazyConfig, seed: int = 0) -> torch.Tensor:
@@ -256,7 +263,7 @@ def task_samples(cfg: RichLazyConfig, seed: int = 0) -> torch.Tensor:
 
 
 def similarity_matrices(hidden: dict[str, torch.Tensor], points: torch.Tensor,
-                        samples: torch.Tensor) -> dict[str, np.ndarray]:
+                        samples: torch.Tensor, layer: int = 0) -> dict[str, np.ndarray]:
     """Similarity matrices (1 = same) of all models' hidden layers for the five measures.
 
     MSA: ``1 - d_MSA`` on the grid ``points`` (metrics of each model computed once); CKA, CCA,
@@ -264,9 +271,9 @@ def similarity_matrices(hidden: dict[str, torch.Tensor], points: torch.Tensor,
     """
     from hgutils.weightspace.stacked import mlp_forward
 
-    G = mlp_pullback_metrics(hidden, points, layer=0)
+    G = mlp_pullback_metrics(hidden, points, layer=layer)
     with torch.no_grad():
-        reps = list(mlp_forward(hidden, samples, layer=0).double().numpy())
+        reps = list(mlp_forward(hidden, samples, layer=layer).double().numpy())
     return {"MSA": 1.0 - msa_matrix_from_metrics(G), "CKA": linear_cka_matrix(reps),
             "CCA": cca_matrix(reps), "RSA": rsa_matrix(reps), "Procrustes": procrustes_matrix(reps)}
 
