@@ -4,7 +4,9 @@ Input: a batch of temporal parameter graphs (:class:`hgutils.weightspace.graphs.
 batch views: shared ``edge_index [2, E]``, ``node_layer [V]``, ``node_type [V]``,
 ``edge_attr [E, Fa]`` (is-bias, is-cross-layer), per-network ``edge_weight [B, T, E]`` and node
 strength features ``node_feat [B, T, V, F]``). Snapshots are processed one at a time, so the
-forward pass keeps O(one snapshot) of node states in memory whatever ``T`` is.
+forward pass keeps O(one snapshot) of node states in memory whatever ``T`` is (without gradients;
+training keeps autograd activations of every snapshot unless ``checkpoint_snapshots=True``, which
+recomputes them snapshot by snapshot in the backward pass).
 
 Per snapshot ``t`` (REFERENCE §1, paper §method):
 
@@ -52,6 +54,7 @@ import geoopt
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
 
 from hgutils.manifolds import poincare as pm
 from hgutils.manifolds.numerics import MIN_NORM
@@ -96,6 +99,8 @@ class GTHGMNConfig:
     # the paper traces its high variance to large effective steps near the boundary)
     stage1_frac: float = 0.5  # fraction of epochs with Euclidean Adam only, before stage 2 starts
     snapshots: Snapshots = "all"  # GTH-GMN reads the whole trajectory; 1 = single-checkpoint ablation
+    checkpoint_snapshots: bool = False  # recompute each snapshot in the backward: training memory ~flat
+    # in T (only per-snapshot node states kept) for ~1.3x time; off by default since T is small on CPU
 
     def loss_weights(self) -> dict[str, float]:
         return {"task": self.w_task, "link": self.w_link, "mag": self.w_mag, "sign": self.w_sign,
@@ -276,6 +281,23 @@ class GTHGMN(MetaNet):
                   for r in range(H)]
         return self.attn[layer].kernel.unsqueeze(0) + torch.stack(deltas, 2)
 
+    def _snapshot(self, g: Any, t: int, u: Tensor | None, p_prev: list[Tensor], z_prev: Tensor | None,
+                  progress: float, want_aux: bool) -> tuple[Tensor, Tensor | None, list[Tensor], dict[str, Tensor]]:
+        """One snapshot: encoders, GRU update of the kernels, attention layers, auxiliary terms."""
+        L, H = self.cfg.n_attn_layers, self.cfg.heads
+        w_t = g.edge_weight[:, t]
+        ei, ef = self._edge_features(g, w_t)
+        x = self._initial_points(g, g.node_feat[:, t])
+        if u is not None:
+            u = torch.stack([self.gru[i](p_prev[i // H], u[:, i]) for i in range(L * H)], 1)
+        p_cur = []
+        for layer in range(L):
+            kernels = self._kernels(u, layer) if u is not None else None
+            x = self.attn[layer](x, ei, ef, kernels)
+            p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
+        terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev) if want_aux else {}
+        return x, u, p_cur, terms
+
     def _run(self, g: Any, want_aux: bool, progress: float = 1.0,
              record: bool = False) -> tuple[Tensor, dict[str, Tensor], list[Tensor]]:
         """Process the snapshots in order; returns (embedding, aux-loss terms, recorded node states)."""
@@ -288,21 +310,15 @@ class GTHGMN(MetaNet):
         aux: dict[str, Tensor] = {}
         z_prev, pooled_sum, recorded = None, None, []
         want_aux = want_aux and any(self.loss_weights.get(k, 0.0) > 0 for k in AUX_TERMS)
+        use_ckpt = cfg.checkpoint_snapshots and torch.is_grad_enabled()
         for t in range(T):
-            w_t = g.edge_weight[:, t]
-            ei, ef = self._edge_features(g, w_t)
-            x = self._initial_points(g, g.node_feat[:, t])
-            p_cur = []
-            if u is not None:
-                u = torch.stack([self.gru[i](p_prev[i // H], u[:, i]) for i in range(L * H)], 1)
-            for layer in range(L):
-                kernels = self._kernels(u, layer) if u is not None else None
-                x = self.attn[layer](x, ei, ef, kernels)
-                p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
-            if want_aux:
-                terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev)
-                for k, v in terms.items():
-                    aux[k] = aux.get(k, 0.0) + v / (T - 1 if k == "smooth" else T)
+            args = (g, t, u, p_prev, z_prev, progress, want_aux)
+            if use_ckpt:  # keep only each snapshot's inputs; recompute its activations in the backward
+                x, u, p_cur, terms = checkpoint(self._snapshot, *args, use_reentrant=False)
+            else:
+                x, u, p_cur, terms = self._snapshot(*args)
+            for k, v in terms.items():
+                aux[k] = aux.get(k, 0.0) + v / (T - 1 if k == "smooth" else T)
             if record:
                 recorded.append(x.detach())
             if not cfg.use_gru:
