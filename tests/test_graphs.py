@@ -52,6 +52,14 @@ def test_round_trip_exact(seed, half, sizes):
             assert torch.equal(back[k], params[k]), (cls.__name__, k)
 
 
+def test_round_trip_exact_for_half_precision_subnormals():
+    params = {k: v * 1e-4 for k, v in _traj(2, 2, dtype=torch.float16).items()}  # w/2 subnormal in fp16
+    g = TemporalParamGraph.from_params(params, SPEC)
+    assert g.edge_weight.dtype == torch.float32
+    for k, v in g.to_params().items():
+        assert v.dtype == torch.float16 and torch.equal(v, params[k])
+
+
 def test_topology_counts_and_labels():
     g = TemporalParamGraph.from_zoo(_zoo())
     n_params = 2 * 5 + 5 + 5 * 4 + 4 + 4 * 1 + 1

@@ -141,10 +141,13 @@ class TemporalParamGraph:
     edge_attr : Tensor [E, 2]
         ``(is_bias, is_cross_layer)``.
     edge_weight : Tensor [N, T, E]
-        Symmetrised weights: ``w / 2`` on both directions.
+        Symmetrised weights: ``w / 2`` on both directions (float32 for a float16 zoo, so that the
+        halving stays exact).
     node_feat : Tensor [N, T, V, 2]
         z-scored ``(es_abs, es_sgn)``.
     spec : MLPSpec
+    param_dtype : torch.dtype
+        dtype of the zoo parameters, restored by :meth:`to_params`.
     """
 
     edge_index: Tensor
@@ -154,6 +157,7 @@ class TemporalParamGraph:
     edge_weight: Tensor
     node_feat: Tensor
     spec: Any
+    param_dtype: torch.dtype | None = None
 
     @classmethod
     def from_params(cls, params: dict[str, Tensor], spec: Any) -> TemporalParamGraph:
@@ -163,7 +167,10 @@ class TemporalParamGraph:
             raise ValueError(f"params must be [N, T, ...] trajectories; W0 has shape {tuple(params['W0'].shape)}")
         top = mlp_topology(sizes)
         flat = params_to_flat(params, sizes)
-        dtype = flat.dtype if flat.dtype.is_floating_point else torch.float32
+        param_dtype = flat.dtype
+        if flat.dtype in (torch.float16, torch.bfloat16):  # w/2 of a half-precision weight may be
+            flat = flat.float()                             # subnormal there; float32 keeps it exact
+        dtype = flat.dtype
         half = flat * 0.5  # (w + 0) / 2: the missing anti-parallel direction is filled with 0
         edge_weight = torch.cat([half, half], dim=-1)
         src = torch.cat([top["src"], top["dst"]])
@@ -173,7 +180,7 @@ class TemporalParamGraph:
         V = top["node_layer"].shape[0]
         node_feat = node_strength_features(edge_weight, dst, V)
         return cls(torch.stack([src, dst]), top["node_layer"], top["node_type"],
-                   torch.stack([is_bias, cross], dim=1), edge_weight, node_feat, spec)
+                   torch.stack([is_bias, cross], dim=1), edge_weight, node_feat, spec, param_dtype)
 
     @classmethod
     def from_zoo(cls, zoo: Any) -> TemporalParamGraph:
@@ -184,7 +191,10 @@ class TemporalParamGraph:
         """Exact inverse of :meth:`from_params`: ``{"W0": [N, T, out, in], ...}``."""
         sizes = _check_spec(self.spec)
         P = self.edge_weight.shape[-1] // 2
-        return {k: v.contiguous() for k, v in flat_to_params(self.edge_weight[..., :P] * 2, sizes).items()}
+        flat = self.edge_weight[..., :P] * 2
+        if self.param_dtype is not None:
+            flat = flat.to(self.param_dtype)
+        return {k: v.contiguous() for k, v in flat_to_params(flat, sizes).items()}
 
     def __len__(self) -> int:
         return self.edge_weight.shape[0]
