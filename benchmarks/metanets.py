@@ -17,7 +17,8 @@ What is measured (all in this run, same machine, same shapes):
    training step and of a no-grad forward, each measured in a fresh child process
    (``VmHWM - VmRSS`` from ``/proc/self/status``). The forward keeps O(one snapshot) of node states
    (kernel evolution, no stored embeddings), so no-grad memory is flat in T; a training step must
-   keep autograd activations for every snapshot, so its memory grows with T.
+   keep autograd activations for every snapshot, so its memory grows with T -- unless
+   ``checkpoint_snapshots=True`` (column "ckpt train"), which recomputes them in the backward.
 
 The last line is the headline: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4).
 """
@@ -94,16 +95,19 @@ def memory_child(name: str, T: int, batch: int, mode: str) -> None:
     """Child process: print the peak extra memory (MiB) of one training step / no-grad forward."""
     zoo = synthetic_zoo(batch, T)
     torch.manual_seed(0)
-    m = build_metanet(name, zoo, "classification", 10, **({"snapshots": "all"} if name == "GTH-GMN" else {}))
+    kw: dict = {"snapshots": "all"} if name == "GTH-GMN" else {}
+    if mode == "train_ckpt":
+        kw["checkpoint_snapshots"] = True
+    m = build_metanet(name, zoo, "classification", 10, **kw)
     data = m.prepare(zoo)
     y = zoo.meta["label"]
-    if mode == "train":  # warm-up allocations (autograd engine, optimizer code paths)
+    if mode.startswith("train"):  # warm-up allocations (autograd engine, optimizer code paths)
         sum(m.loss_terms(data[:2], y[:2], 0.5).values()).backward()
     else:
         with torch.no_grad():
             m(data[:2])
     before = _status("VmRSS")
-    if mode == "train":
+    if mode.startswith("train"):
         terms = m.loss_terms(data, y, 0.5)
         sum(m.loss_weights.get(k, 0.0) * v for k, v in terms.items()).backward()
     else:
@@ -150,14 +154,15 @@ def main() -> None:
               f"{per * 1e3:12.2f} {per / gmn:7.2f}")
 
     print("\n2) GTH-GMN cost vs T" + ("" if args.quick else " (memory: peak extra MiB, child processes)"))
-    mem_cols = "" if args.quick else f" {'train MiB':>10s} {'no-grad MiB':>12s}"
+    mem_cols = "" if args.quick else f" {'train MiB':>10s} {'ckpt train MiB':>15s} {'no-grad MiB':>12s}"
     print(f"{'T':>4s} {'step s':>8s} {'ms/snapshot':>12s}" + mem_cols)
     for t in sweep:
         z = synthetic_zoo(max(batch, 16), t) if args.zoo == "synthetic" else load_zoo(args.zoo, max(batch, 16), t)
         sec, n_read = time_steps("GTH-GMN", z, batch, reps, snapshots="all")
         line = f"{t:4d} {sec:8.3f} {sec / (batch * n_read) * 1e3:12.2f}"
         if not args.quick:
-            line += f" {peak_mib('GTH-GMN', t, batch, 'train'):10.1f} {peak_mib('GTH-GMN', t, batch, 'eval'):12.1f}"
+            mib = {mode: peak_mib("GTH-GMN", t, batch, mode) for mode in ("train", "train_ckpt", "eval")}
+            line += f" {mib['train']:10.1f} {mib['train_ckpt']:15.1f} {mib['eval']:12.1f}"
         print(line)
     if not args.quick:
         print("\n3) peak extra memory of one training step, batch", batch)
