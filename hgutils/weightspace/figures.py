@@ -239,13 +239,14 @@ def plot_disk_early_late(z: Tensor, node_layer: Tensor, c: float = 1.0, early: i
     return fig
 
 
-def plot_radial_angular(stats: pd.DataFrame, title: str = "") -> plt.Figure:
+def plot_radial_angular(stats: pd.DataFrame, title: str = "", layer_names: Sequence[str] | None = None) -> plt.Figure:
     """Per-layer mean radius over ``t`` (band = mean within-network std) and the two separation
-    indices over ``t`` (output of :func:`radial_angular_stats`)."""
+    indices over ``t`` (output of :func:`radial_angular_stats`); ``layer_names[l]`` labels layer ``l``."""
     use_style()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for l, g in stats.groupby("layer"):
-        axes[0].plot(g["t"], g["radius_mean"], marker="o", ms=3, label=f"layer {l}")
+        name = layer_names[int(l)] if layer_names is not None and int(l) < len(layer_names) else f"layer {l}"
+        axes[0].plot(g["t"], g["radius_mean"], marker="o", ms=3, label=name)
         axes[0].fill_between(g["t"], g["radius_mean"] - g["radius_std"], g["radius_mean"] + g["radius_std"],
                              alpha=0.15)
     axes[0].set_xlabel("snapshot t")
