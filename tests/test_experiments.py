@@ -303,3 +303,35 @@ def test_class_separation():
     assert ex.class_separation(x, torch.tensor([0, 1, 0, 1])) < 0
     with pytest.raises(ValueError, match="classes"):
         ex.class_separation(x, torch.zeros(4))
+
+
+def test_plot_helpers_draw_and_validate():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from hgutils.weightspace import figures as wf
+
+    g = torch.Generator().manual_seed(0)
+    lab = torch.tensor([0, 0, 1, 1, 2, 2])
+    z = pm.project(torch.randn(3, 6, 4, generator=g, dtype=torch.float64) * 0.4, 1.0)
+    figs = [wf.plot_disk_early_late(z, lab, c=1.0, steps=[0, 5, 10], layer_names=["a", "b", "c"]),
+            wf.plot_radial_angular(radial_angular_stats(z, lab), layer_names=["a", "b", "c"]),
+            wf.plot_embedding_pca(torch.randn(10, 3, generator=g), np.arange(10) % 2),
+            wf.plot_pred_vs_true({"m": (np.arange(5.0), np.arange(5.0) ** 2)}),
+            wf.plot_sine_embedding(torch.randn(8, 3, generator=g), torch.rand(8, 2, generator=g)),
+            wf.plot_results_bars(pd.DataFrame({"model": ["a", "b"], "acc_mean": [0.5, 0.7], "acc_std": [0.1, 0.0]}),
+                                 "acc")]
+    assert all(isinstance(f, plt.Figure) for f in figs)
+    assert "τ = 1.000" in figs[3].axes[0].get_title()  # a monotone prediction has Kendall tau 1
+    plt.close("all")
+    with pytest.raises(ValueError, match="one network"):
+        wf.plot_disk_early_late(z[None], lab)
+    with pytest.raises(ValueError, match="empty"):
+        wf.plot_pred_vs_true({})
+    with pytest.raises(ValueError, match=r"\(a, b\)"):
+        wf.plot_sine_embedding(torch.randn(8, 3), torch.rand(8, 3))
+    with pytest.raises(ValueError, match="columns"):
+        wf.plot_results_bars(pd.DataFrame({"model": ["a"]}), "acc")
