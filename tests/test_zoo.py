@@ -31,14 +31,17 @@ class _Sine(torch.nn.Module):
         return torch.sin(30.0 * z)
 
 
-@pytest.mark.parametrize("sizes,offset", [((2, 8, 8, 1), 0.0), ((1, 6, 5, 4, 2), 0.5)])
-def test_fused_siren_gradient_matches_autograd(sizes, offset):
-    n, P = 3, 17
+@pytest.mark.parametrize("sizes,offset,grid", [((2, 8, 8, 1), 0.0, None), ((1, 6, 5, 4, 2), 0.5, None),
+                                               ((2, 8, 8, 1), 0.0, (3, 5)), ((2, 7, 6, 3), 0.5, (4, 4))])
+def test_fused_siren_gradient_matches_autograd(sizes, offset, grid):
+    n, P = 3, 17 if grid is None else grid[0] * grid[1]
     g = torch.Generator().manual_seed(0)
     x = torch.rand(P, sizes[0], generator=g, dtype=torch.float64) * 2 - 1
+    if grid is not None:
+        x = image_coordinates(*grid).double()
     y = torch.rand(n, P, sizes[-1], generator=g, dtype=torch.float64)
     p = init_mlp(n, sizes, scheme="siren", generator=g, dtype=torch.float64)
-    losses, grads = siren_mse_value_and_grad(x, y, 30.0, offset)(p)
+    losses, grads = siren_mse_value_and_grad(x, y, 30.0, offset, grid=grid)(p)
     q = {k: v.clone().requires_grad_(True) for k, v in p.items()}
     ref = ((mlp_forward(q, x, "sine", omega0=30.0, output_offset=offset) - y) ** 2).mean(dim=(1, 2))
     ref_g = torch.autograd.grad(ref.sum(), list(q.values()))
@@ -46,14 +49,16 @@ def test_fused_siren_gradient_matches_autograd(sizes, offset):
     torch.testing.assert_close(grads, torch.cat([v.reshape(n, -1) for v in ref_g], 1), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.float64, 1e-10)])
-def test_fused_inr_in_batch_equals_alone(dtype, tol):
+@pytest.mark.parametrize("dtype,tol,grid", [(torch.float32, 1e-4, None), (torch.float64, 1e-10, None),
+                                            (torch.float32, 1e-4, (6, 6)), (torch.float64, 1e-10, (6, 6))])
+def test_fused_inr_in_batch_equals_alone(dtype, tol, grid):
     """A SIREN INR trained in the batch (fused gradients) = the same INR alone (nn.Sequential + Adam)."""
     n, steps = 4, 100
     x = image_coordinates(6, 6).to(dtype)
     y = torch.rand(n, 36, 1, generator=torch.Generator().manual_seed(1)).to(dtype)
     p = init_mlp(n, (2, 16, 16, 1), scheme="siren", generator=torch.Generator().manual_seed(2), dtype=dtype)
-    res = train_stacked(p, None, steps=steps, lr=5e-4, value_and_grad=siren_mse_value_and_grad(x, y, 30.0))
+    res = train_stacked(p, None, steps=steps, lr=5e-4,
+                        value_and_grad=siren_mse_value_and_grad(x, y, 30.0, grid=grid))
     for i in range(n):
         net = torch.nn.Sequential(torch.nn.Linear(2, 16), _Sine(), torch.nn.Linear(16, 16), _Sine(),
                                   torch.nn.Linear(16, 1)).to(dtype)
@@ -222,5 +227,7 @@ def test_errors():
         classifier_zoo("digits", cache=False, arch="resnet")
     with pytest.raises(ValueError, match="same P"):
         siren_mse_value_and_grad(torch.zeros(5, 2), torch.zeros(2, 4, 1), 30.0)
+    with pytest.raises(ValueError, match="image_coordinates"):
+        siren_mse_value_and_grad(torch.zeros(6, 2), torch.zeros(2, 6, 1), 30.0, grid=(2, 3))
     with pytest.raises(ValueError, match="snapshot_dtype"):
         sine_zoo(cache=False, snapshot_dtype="bfloat16")

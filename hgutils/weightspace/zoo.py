@@ -335,7 +335,8 @@ def psnr(mse: Tensor, peak: float = 1.0) -> Tensor:
     return 10.0 * torch.log10(peak ** 2 / mse.clamp_min(1e-20))
 
 
-def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset: float = 0.0
+def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset: float = 0.0,
+                             grid: tuple[int, int] | None = None
                              ) -> Callable[[Mapping[str, Tensor]], tuple[Tensor, Tensor]]:
     """Fused per-network MSE and its gradient for stacked SIRENs, without autograd.
 
@@ -349,6 +350,13 @@ def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset:
     :math:`\\delta_l = (\\delta_{l+1} W_{l+1}) \\odot \\omega_0 \\cos a_l`; then
     :math:`\\partial W_l = \\delta_l^\\top h_l`, :math:`\\partial b_l = \\sum_p \\delta_l`.
 
+    ``grid=(H, W)`` says that ``x`` is :func:`image_coordinates` ``(H, W)``: the first layer's
+    argument then separates, :math:`a_0(r, c) = A(c) + B(r)` with :math:`A = \\omega_0(W_{0,:,0} x_c + b_0)`,
+    :math:`B = \\omega_0 W_{0,:,1} y_r`, and :math:`\\sin a_0 = \\sin A \\cos B + \\cos A \\sin B`,
+    :math:`\\cos a_0 = \\cos A \\cos B - \\sin A \\sin B` need transcendentals on ``H + W`` values
+    instead of ``H W`` (the most expensive pass of a step; the identity is also more accurate in
+    float32 than ``sin`` of the large rounded argument).
+
     Returns
     -------
     callable
@@ -358,6 +366,11 @@ def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset:
     if x.dim() != 2 or y.dim() != 3 or y.shape[1] != x.shape[0]:
         raise ValueError(f"need x [P, in] and y [n, P, out] with the same P; got {tuple(x.shape)}, "
                          f"{tuple(y.shape)}")
+    if grid is not None:
+        H, Wd = grid
+        if x.shape != (H * Wd, 2) or not torch.equal(x, image_coordinates(H, Wd).to(x)):
+            raise ValueError(f"grid={grid} needs x = image_coordinates{grid} [{H * Wd}, 2]; got {tuple(x.shape)}")
+        xs, ys = x[:Wd, 0], x[::Wd, 1]
     P, d_out = y.shape[1], y.shape[2]
     scale = 2.0 / (P * d_out)
     y_shift = y - output_offset if output_offset else y
@@ -372,10 +385,19 @@ def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset:
         # delta_{l-1} = (delta_l (w W_l)) * cos(a_{l-1}).
         wW = [p[f"W{l}"] * omega0 for l in range(L)]
         w1, d_in = wW[0].shape[1], wW[0].shape[2]
-        # layer 0 (shared inputs): ONE GEMM for all networks, in pixel-major layout [P, n, w1]
-        a0 = torch.addmm((p["b0"] * omega0).reshape(-1), x, wW[0].reshape(n * w1, d_in).t()).view(P, n, w1)
-        hs: list[Tensor] = [x, torch.sin(a0).transpose(0, 1)]  # layer inputs, as [n, P, w] views
-        cs: list[Tensor] = [a0.cos_()]  # cos(a_l); cs[0] is pixel-major
+        # layer 0 (shared inputs) in pixel-major layout [P, n, w1]
+        if grid is None:  # ONE GEMM for all networks
+            a0 = torch.addmm((p["b0"] * omega0).reshape(-1), x, wW[0].reshape(n * w1, d_in).t()).view(P, n, w1)
+            s0, c0 = torch.sin(a0), a0.cos_()
+        else:  # separable: a0[r, c] = A[c] + B[r]
+            A = torch.addmm((p["b0"] * omega0).reshape(1, -1), xs[:, None], wW[0][:, :, 0].reshape(1, -1))
+            B = ys[:, None] * wW[0][:, :, 1].reshape(1, -1)
+            sA, cA = torch.sin(A).view(1, Wd, n, w1), torch.cos(A).view(1, Wd, n, w1)
+            sB, cB = torch.sin(B).view(H, 1, n, w1), torch.cos(B).view(H, 1, n, w1)
+            s0 = torch.mul(sA, cB).addcmul_(cA, sB).view(P, n, w1)
+            c0 = torch.mul(cA, cB).addcmul_(sA, sB, value=-1.0).view(P, n, w1)
+        hs: list[Tensor] = [x, s0.transpose(0, 1)]  # layer inputs, as [n, P, w] views
+        cs: list[Tensor] = [c0]  # cos(a_l); cs[0] is pixel-major
         for l in range(1, L - 1):
             a = torch.baddbmm((p[f"b{l}"] * omega0).unsqueeze(1), hs[l], wW[l].transpose(1, 2))
             hs.append(torch.sin(a))
@@ -407,26 +429,29 @@ _AUTO_BATCH: dict[tuple, int] = {}
 
 
 def auto_batch_size(n_points: int, sizes: Sequence[int], *, candidates: Sequence[int] = (8, 16, 32, 64, 128),
-                    steps: int = 4, omega0: float = 30.0) -> int:
+                    steps: int = 4, omega0: float = 30.0, grid: tuple[int, int] | None = None) -> int:
     """Fastest SIREN-fitting batch size on this machine, measured (and remembered per process).
 
     Activations are ``[batch, P, width]``; they must stay in cache, so the best batch is a machine
     property. Each candidate trains ``steps`` Adam steps on random targets; the one with the highest
-    network-steps/s wins.
+    network-steps/s wins (per CPU-second with one torch thread, per wall-second otherwise).
     """
-    key = (int(n_points), tuple(int(s) for s in sizes), torch.get_num_threads(), tuple(candidates))
+    key = (int(n_points), tuple(int(s) for s in sizes), torch.get_num_threads(), tuple(candidates), grid)
     if key in _AUTO_BATCH:
         return _AUTO_BATCH[key]
-    x = torch.rand(int(n_points), int(sizes[0]), generator=torch.Generator().manual_seed(2)) * 2 - 1
+    x = image_coordinates(*grid) if grid is not None else \
+        torch.rand(int(n_points), int(sizes[0]), generator=torch.Generator().manual_seed(2)) * 2 - 1
+    # one thread: CPU time of this process (robust to other jobs on a shared machine); else wall time
+    clock = time.process_time if torch.get_num_threads() == 1 else time.perf_counter
     best, best_rate = candidates[0], -1.0
     for c in candidates:
         p = init_mlp(c, sizes, scheme="siren", omega0=omega0, generator=torch.Generator().manual_seed(0))
         y = torch.rand(c, x.shape[0], sizes[-1], generator=torch.Generator().manual_seed(1))
-        vg = siren_mse_value_and_grad(x, y, omega0)
+        vg = siren_mse_value_and_grad(x, y, omega0, grid=grid)
         train_stacked(p, None, steps=1, value_and_grad=vg, lr=1e-4)  # warm-up
-        t0 = time.perf_counter()
+        t0 = clock()
         train_stacked(p, None, steps=steps, value_and_grad=vg, lr=1e-4)
-        rate = c * steps / (time.perf_counter() - t0)
+        rate = c * steps / (clock() - t0)
         if rate > best_rate:
             best, best_rate = c, rate
     _AUTO_BATCH[key] = best
@@ -438,7 +463,8 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
                snapshot_steps: Sequence[int], lr: float, weight_decay: float = 0.0,
                stop_loss: float | None = None, batch_size: int | None = None,
                snapshot_dtype: torch.dtype = torch.float32, fused: bool = True,
-               desc: str | None = None, device: str | torch.device | None = None) -> dict[str, Tensor]:
+               desc: str | None = None, device: str | torch.device | None = None,
+               grid: tuple[int, int] | None = None) -> dict[str, Tensor]:
     """Fit one SIREN per target ``y [n, P, out]`` on shared inputs ``x [P, in]`` with Adam.
 
     Networks are processed in batches of ``batch_size`` (default :func:`auto_batch_size`); a network
@@ -456,7 +482,8 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
         if dev.type != "cpu":
             batch_size = n
         else:
-            batch_size = auto_batch_size(x.shape[0], spec.sizes, omega0=spec.omega0 or 30.0) if fused else 64
+            batch_size = auto_batch_size(x.shape[0], spec.sizes, omega0=spec.omega0 or 30.0,
+                                         grid=grid) if fused else 64
     out: dict[str, list[Tensor]] = {}
     for s in range(0, n, batch_size):
         e = min(s + batch_size, n)
@@ -468,7 +495,7 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
             thr = float(stop_loss)
             stop_fn = lambda q, losses, thr=thr: losses <= thr  # noqa: E731
         if fused:
-            vg = siren_mse_value_and_grad(x, yb, spec.omega0 or 30.0, spec.output_offset)
+            vg = siren_mse_value_and_grad(x, yb, spec.omega0 or 30.0, spec.output_offset, grid=grid)
             res = train_stacked(p, None, steps=steps, lr=lr, weight_decay=weight_decay, value_and_grad=vg,
                                 snapshot_steps=snapshot_steps, stop_fn=stop_fn, snapshot_dtype=snapshot_dtype,
                                 desc=desc)
@@ -576,12 +603,12 @@ def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: st
     targets = images.flatten(2).transpose(1, 2)  # [n, H*W, C]
     stop_loss = None if cfg.stop_psnr is None else 10.0 ** (-cfg.stop_psnr / 10.0)
     dev = torch.device(device)
-    key = {"dataset": dataset, "config": cfg, "source": source, "version": 1, "device": dev.type}
+    key = {"dataset": dataset, "config": cfg, "source": source, "version": 2, "device": dev.type}
 
     def chunk(start: int, stop: int) -> dict[str, Tensor]:
         return fit_sirens(x, targets[start:stop], spec, init=cfg.init, seeds=net_seeds(cfg.seed, start, stop),
                           steps=cfg.steps, snapshot_steps=sched, lr=cfg.lr, stop_loss=stop_loss,
-                          snapshot_dtype=sdtype, device=dev)
+                          snapshot_dtype=sdtype, device=dev, grid=(H, W))
 
     def build() -> dict[str, Tensor]:
         return generate_chunked("inr_zoo", key, cfg.n_images, cfg.chunk_size, chunk, root=cache_root,
