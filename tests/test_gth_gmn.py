@@ -292,3 +292,14 @@ def test_snapshot_checkpointing_gives_identical_loss_and_gradients():
     assert len(grads[0][1]) == len(grads[1][1])
     for a, b in zip(grads[0][1], grads[1][1]):
         assert torch.allclose(a, b, atol=1e-10)
+
+
+def test_gth_gmn_overfits_32_networks_with_default_loss_weights():
+    torch.manual_seed(4)
+    g = make_graph(make_data(32, 2, seed=11))
+    y = torch.randint(0, 2, (32,), generator=torch.Generator().manual_seed(0))
+    m = GTHGMN.for_graph(g, "classification", 2, small_cfg())
+    assert m.loss_weights["mag"] > 0 and m.loss_weights["link"] > 0  # auxiliary losses on
+    res = fit(m, g, y, torch.arange(32), torch.arange(32),
+              cfg=TrainConfig(epochs=150, batch_size=32, lr=3e-3, patience=25))
+    assert res.metrics["train"]["accuracy"] == 1.0, res.history[-1]

@@ -13,9 +13,13 @@ messages flow ``src -> dst``), node states ``x [B, V, d]`` on the ball of curvat
 3. softmax over the *incoming* edges of each node (scatter, no dense ``V x V``;
    :func:`scatter_softmax`), multiplied by a learned gate :math:`g_{uv}=\sigma(\cdot)` and
    renormalised (:func:`gated_attention`);
-4. aggregation of the values with the Einstein midpoint in the Klein model
+4. (optional, ``edge_messages=True``) edge-conditioned messages: the value sent along ``u -> v`` is
+   :math:`v_u \oplus_c \exp_0(A e_{uv})`, a hyperbolic translation by a learned map of the edge
+   features, so edge values (e.g. the signed weight) reach the aggregated states and not only the
+   attention weights;
+5. aggregation of the values with the Einstein midpoint in the Klein model
    (:func:`hgutils.manifolds.poincare.einstein_midpoint_scatter`), then back to the ball;
-5. the heads are combined in the tangent space at the origin (``log_0``, concatenation, linear map),
+6. the heads are combined in the tangent space at the origin (``log_0``, concatenation, linear map),
    scaled by ``sqrt(d)`` so the residual stream has unit-variance entries,
    residual + LayerNorm + feed-forward stay Euclidean (as the paper prescribes for norm/dropout),
    and the result is mapped back with ``exp_0`` and projected into the ball.
@@ -119,10 +123,11 @@ class HyperbolicGraphAttention(nn.Module):
     c : curvature magnitude (ignored when ``euclidean``).
     euclidean : the ``c -> 0`` ablation (Euclidean attention, weighted-mean aggregation).
     dropout : dropout on the tangent-space update (Euclidean, as in the paper).
+    edge_messages : translate each message by a learned function of its edge features (step 4).
     """
 
     def __init__(self, dim: int, heads: int, head_dim: int, edge_dim: int, c: float = 1.0,
-                 euclidean: bool = False, dropout: float = 0.0) -> None:
+                 euclidean: bool = False, dropout: float = 0.0, edge_messages: bool = False) -> None:
         super().__init__()
         if not euclidean and not c > 0:
             raise ValueError(f"curvature magnitude c must be > 0 for hyperbolic attention; got {c}")
@@ -131,6 +136,7 @@ class HyperbolicGraphAttention(nn.Module):
         self.bias = nn.Parameter(torch.zeros(3, heads, head_dim))
         self.edge_bias = nn.Linear(edge_dim, heads)
         self.edge_gate = nn.Linear(edge_dim, heads)
+        self.edge_value = nn.Linear(edge_dim, heads * head_dim) if edge_messages else None
         nn.init.zeros_(self.edge_gate.weight)
         nn.init.constant_(self.edge_gate.bias, 2.0)  # gates start near 1 (plain softmax attention)
         self.out = nn.Linear(heads * head_dim, dim)
@@ -185,7 +191,11 @@ class HyperbolicGraphAttention(nn.Module):
         scores = -dist + self.edge_bias(edge_feat).permute(0, 2, 1)
         gates = torch.sigmoid(self.edge_gate(edge_feat)).permute(0, 2, 1)
         alpha = gated_attention(scores, gates, dst, V)  # [B, H, E]
-        m_tan = aggregate(v.index_select(2, src), alpha, dst, V, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
+        vs = v.index_select(2, src)  # [B, H, E, dh]
+        if self.edge_value is not None:  # edge-conditioned message: v_u (+) exp_0(A e_uv)
+            ev = self.edge_value(edge_feat).view(B, E, self.heads, self.head_dim).permute(0, 2, 1, 3)
+            vs = vs + ev if self.euclidean else pm.project(pm.mobius_add(vs, pm.expmap0(ev, self.c), self.c), self.c)
+        m_tan = aggregate(vs, alpha, dst, V, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
         H, dh = self.heads, self.head_dim
         h = self.to_tangent(x)
         h = self.norm1(h + self.drop(self.out(m_tan.permute(0, 2, 1, 3).reshape(B, V, H * dh))))
