@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import random
-import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -171,13 +170,15 @@ def cached(name: str, config: Any, fn: Callable[[], T], *, root: str | os.PathLi
 # progress
 # --------------------------------------------------------------------------------------------
 def progress_enabled() -> bool:
-    """True when a human is watching: not under CI/pytest and ``HGUTILS_PROGRESS`` is not ``0``."""
+    """True when a human is watching: not under CI/pytest and ``HGUTILS_PROGRESS`` is not ``0``.
+
+    The runner (``python -m hgutils reproduce|sweep``) and ``make test`` set ``HGUTILS_PROGRESS=0``
+    for the kernels they start, so executed notebooks carry no progress bars.
+    """
     flag = os.environ.get("HGUTILS_PROGRESS")
     if flag is not None:
         return flag not in ("0", "false", "False", "")
     if os.environ.get("CI") or "PYTEST_CURRENT_TEST" in os.environ:
-        return False
-    if os.environ.get("PAPERMILL_EXECUTION") or "papermill" in sys.modules:
         return False
     return True
 

@@ -103,6 +103,8 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, cwd: Pa
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
+    # kernels inherit this: no tqdm bars in executed notebooks (an explicit setting wins)
+    os.environ.setdefault("HGUTILS_PROGRESS", "0")
     tmp = output.with_name(f".{output.stem}.running.ipynb")
     failed = output.with_name(f"{output.stem}.failed.ipynb")
     try:
