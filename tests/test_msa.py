@@ -84,7 +84,7 @@ def test_spectral_ratio_congruence_and_output_isometry_invariance():
     assert not torch.allclose(spectral_ratio(T.mT @ G1 @ T, T2.mT @ G2 @ T2), d, atol=1e-3)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 4), logcond=st.floats(0.0, 6.0))
 def test_spectral_ratio_triangle_inequality(seed, m, logcond):
     g = torch.Generator().manual_seed(seed)

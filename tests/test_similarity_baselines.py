@@ -114,8 +114,8 @@ def test_unclaimed_invariances_fail(name):
         assert abs(f(X, transform(kind, Y, 5)) - base) > 1e-3, kind
 
 
-@settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(10, 40), p=st.integers(1, 6))
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), n=st.integers(14, 40), p=st.integers(1, 6))  # n > 2p + 1: centred Q
 def test_closed_forms(seed, n, p):
     rng = np.random.default_rng(seed)
     # Procrustes of centred orthonormal X, Y: mean of the singular values of XᵀY (‖X‖_F = ‖Y‖_F = √p)
@@ -127,10 +127,8 @@ def test_closed_forms(seed, n, p):
     sv = np.linalg.svd(X.T @ Y, compute_uv=False)
     assert procrustes_similarity(X, Y) == pytest.approx(sv.mean(), abs=1e-10)
     # CKA of X and XQ is 1 for orthogonal Q; CKA against a random other rep matches its formula
-    R = ortho_group.rvs(max(p, 2), random_state=seed + 1)[:p, :p] if p > 1 else np.ones((1, 1))
     if p > 1:
         assert linear_cka(X, X @ ortho_group.rvs(p, random_state=seed)) == pytest.approx(1.0, abs=1e-10)
-    del R
     A, B = rng.standard_normal((n, p)), rng.standard_normal((n, p + 1))
     Ac, Bc = A - A.mean(0), B - B.mean(0)
     ref = np.linalg.norm(Bc.T @ Ac) ** 2 / (np.linalg.norm(Ac.T @ Ac) * np.linalg.norm(Bc.T @ Bc))
