@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/metanets.py            # full: batch 32, T sweep 1/10/20/50, memory per model
+    python benchmarks/metanets.py            # full: batch 16, T sweep 1/10/20/50, memory per model (~6 min)
     python benchmarks/metanets.py --quick    # <= 60 s: batch 8, T sweep 1/5/10, no memory children
 
 What is measured (all in this run, same machine, same shapes):
@@ -135,7 +135,7 @@ def main() -> None:
         memory_child(name, int(T), int(batch), mode)
         return
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    batch, reps = (8, 1) if args.quick else (32, 3)
+    batch, reps = (8, 1) if args.quick else (16, 2)
     T = args.T or (5 if args.quick else 20)
     sweep = (1, 5, 10) if args.quick else (1, 10, 20, 50)
     zoo = load_zoo(args.zoo, max(batch, 16), T)
