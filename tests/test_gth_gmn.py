@@ -204,7 +204,7 @@ def test_each_loss_term_finite_differentiable_and_decreases_alone(term):
         gnorm = sum(float(p.grad.abs().sum()) for p in m.parameters() if p.grad is not None)
         assert gnorm > 0
         opt.step()
-        vals.append(float(v))
+        vals.append(float(v.detach()))
     first, last = sum(vals[:4]) / 4, sum(vals[-4:]) / 4
     assert last < first, (term, first, last)
 
