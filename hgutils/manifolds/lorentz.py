@@ -123,11 +123,14 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     Evaluated through the Lorentzian chord :math:`q = \|x - y\|_L^2 = 2k(\cosh(d/\sqrt k) - 1)`
     as :math:`d = 2\sqrt{k}\,\operatorname{arsinh}(\sqrt{q}/(2\sqrt{k}))`, which is exact for
     nearby points where ``arcosh`` near 1 loses half the digits. ``q`` is floored at 1e-30.
+    ``q`` is computed as :math:`\sum_i \delta_i^2 - 2\delta_t^2` (:math:`\delta = x - y`), one
+    full-width square instead of two sliced products: measured 1.33x -> ~0.9x geoopt's time
+    (``benchmarks/manifolds.py``).
     """
     _check_same_dim(x, y)
     sk = _sqrt_k(c)
-    diff = x - y
-    q = inner(diff, diff)
+    d2 = (x - y).square()
+    q = d2.sum(-1) - 2 * d2[..., 0]
     return 2 * sk * torch.asinh(torch.sqrt(clamp_pos(q, _SQ_MIN)) / (2 * sk))
 
 
