@@ -1,0 +1,63 @@
+"""Every numbered notebook follows the companion's cell layout (README, "Notebook cell layout")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from papermill.translators import PythonTranslator
+
+from hgutils.runner import numbered_notebooks
+
+BOOKS = numbered_notebooks()
+REQUIRED = ("scale", "seed", "device", "data_dir", "results_dir", "figures_dir")
+
+
+def _load(p: Path) -> dict:
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def _code(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _src(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def test_there_are_six_numbered_notebooks():
+    assert [p.name[:2] for p in BOOKS] == ["01", "02", "03", "04", "05", "06"]
+
+
+@pytest.mark.parametrize("path", BOOKS, ids=lambda p: p.stem)
+def test_parameters_cell_is_complete_and_parseable(path):
+    nb = _load(path)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    params = [c for c in _code(nb) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(params) == 1, "exactly one code cell tagged 'parameters'"
+    src = _src(params[0])
+    assignments = [ln for ln in src.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    parsed = {p.name: p for p in PythonTranslator.inspect(nbformat.from_dict({**params[0], "source": src}))}
+    # papermill silently skips lines it cannot parse (two '=' on a line, union annotations)
+    assert len(parsed) == len(assignments), f"papermill parsed {sorted(parsed)} of {assignments}"
+    missing = [n for n in REQUIRED if n not in parsed]
+    assert not missing, f"parameters cell lacks {missing}"
+    assert parsed["scale"].default.strip("'\"") == "smoke", "the stored default must be the smoke preset"
+    undocumented = [ln for ln in assignments if "#" not in ln]
+    assert not undocumented, f"every parameter needs a comment: {undocumented}"
+
+
+@pytest.mark.parametrize("path", BOOKS, ids=lambda p: p.stem)
+def test_ends_with_checked_claims_and_has_outputs(path):
+    nb = _load(path)
+    code = _code(nb)
+    last = _src(code[-1]).strip().splitlines()
+    assert last[0] == "# NBVAL_CHECK_OUTPUT" and "print_verdicts()" in last[-1]
+    assert any("Claims(" in _src(c) for c in code) and any(".save(" in _src(c) for c in code)
+    assert all(c.get("execution_count") is not None for c in code), "commit the notebook executed (smoke)"
+    out = "".join("".join(o.get("text", "")) for o in code[-1].get("outputs", []))
+    assert out.strip(), "the verdict cell must carry its smoke-scale output (the nbval reference)"
+    errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, "a committed notebook must not carry error outputs"
