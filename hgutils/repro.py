@@ -217,11 +217,18 @@ def _verdict(holds: bool | None) -> str:
 
 
 def _fmt(v: Any) -> str:
+    """Compact table text: floats to 4 significant digits, dicts as ``k=v; ...``, lists in brackets."""
     if v is None:
         return "—"
+    if isinstance(v, bool):
+        return str(v)
     if isinstance(v, float):
         return f"{v:.4g}"
-    return str(v)
+    if isinstance(v, dict):
+        return "; ".join(f"{k}={_fmt(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(f"({_fmt(x)})" if isinstance(x, dict) else _fmt(x) for x in v) + "]"
+    return str(v).replace("|", "/").replace("\n", " ")
 
 
 @dataclasses.dataclass

@@ -120,6 +120,11 @@ def test_claims_round_trip_and_verdicts(tmp_path, capsys):
     back.print_verdicts()
     assert capsys.readouterr().out.splitlines() == ["a: holds", "b: fails", "c: not tested at this scale"]
     assert "| a | A holds | 0.9 | 0.95 | ours > 0.5 | holds |" in c.markdown()
+    assert "| b | B fails | qualitative | [1, 2] |" in c.markdown()
+    d = Claims("x", "smoke")
+    d.add("m", "s", paper=None, ours={"msa": 8.859e-17, "rows": [{"k": 0.123456}]}, criterion="c", holds=None,
+          source="s")
+    assert "| — | msa=8.859e-17; rows=[(k=0.1235)] |" in d.markdown()
 
 
 def test_claims_errors():
