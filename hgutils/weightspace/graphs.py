@@ -127,6 +127,12 @@ def _index(t: Tensor, idx: Any) -> Tensor:
     return t[idx]
 
 
+def _check_trajectory(params: dict[str, Tensor]) -> None:
+    """Stacked trajectories have ``W0`` of shape ``[N, T, out, in]``."""
+    if params["W0"].dim() != 4:
+        raise ValueError(f"params must be [N, T, ...] trajectories; W0 has shape {tuple(params['W0'].shape)}")
+
+
 @dataclass
 class TemporalParamGraph:
     """GTH-GMN temporal parameter graphs of a zoo: one topology + per-network, per-snapshot values.
@@ -163,8 +169,7 @@ class TemporalParamGraph:
     def from_params(cls, params: dict[str, Tensor], spec: Any) -> TemporalParamGraph:
         """Graphs of stacked trajectories ``params[key] [N, T, ...]`` of an MLP with ``spec.sizes``."""
         sizes = _check_spec(spec)
-        if params["W0"].dim() != 4:
-            raise ValueError(f"params must be [N, T, ...] trajectories; W0 has shape {tuple(params['W0'].shape)}")
+        _check_trajectory(params)
         top = mlp_topology(sizes)
         flat = params_to_flat(params, sizes)
         param_dtype = flat.dtype
@@ -257,8 +262,7 @@ class GMNGraph:
     @classmethod
     def from_params(cls, params: dict[str, Tensor], spec: Any) -> GMNGraph:
         sizes = _check_spec(spec)
-        if params["W0"].dim() != 4:
-            raise ValueError(f"params must be [N, T, ...] trajectories; W0 has shape {tuple(params['W0'].shape)}")
+        _check_trajectory(params)
         top = mlp_topology(sizes)
         flat = params_to_flat(params, sizes)
         dtype = flat.dtype if flat.dtype.is_floating_point else torch.float32
