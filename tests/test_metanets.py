@@ -204,3 +204,17 @@ def test_heads_and_infonce():
         task_loss("classification", torch.zeros(2, 3), torch.zeros(2))
     with pytest.raises(ValueError, match="task"):
         StatNN("ranking", 2, SIZES, 1)
+
+
+def test_statnn_standardises_each_statistic_across_networks_and_takes_a_single_network():
+    torch.manual_seed(0)
+    data = make_data(6, 2)
+    m = baselines(2)["StatNN"].double()
+    f = m.features(data)
+    h = m.mlp[0](f)  # training mode: batch statistics, feature by feature
+    assert torch.allclose(h.mean(0), torch.zeros_like(h[0]), atol=1e-8)
+    varying = f.var(0) > 1e-8  # e.g. the variance of a one-entry bias is 0 for every network
+    assert varying.sum() > 10
+    assert torch.allclose(h.var(0, unbiased=False)[varying], torch.ones(int(varying.sum()), dtype=h.dtype), atol=1e-3)
+    out = m(data[torch.tensor([0])])  # a last training batch of one network still runs (running statistics)
+    assert out.shape == (1, 3) and torch.isfinite(out).all()

@@ -231,3 +231,45 @@ def test_errors():
         siren_mse_value_and_grad(torch.zeros(6, 2), torch.zeros(2, 6, 1), 30.0, grid=(2, 3))
     with pytest.raises(ValueError, match="snapshot_dtype"):
         sine_zoo(cache=False, snapshot_dtype="bfloat16")
+
+
+def test_shared_init_zoo_starts_every_inr_from_one_initialisation():
+    z = inr_image_zoo("digits", cache=False, n_images=6, steps=8, T=2, chunk_size=4, shared_init=True)
+    ind = inr_image_zoo("digits", cache=False, n_images=6, steps=8, T=2, chunk_size=4)
+    for k, v in z.params.items():
+        assert torch.equal(v[:, 0], v[:1, 0].expand_as(v[:, 0]))  # one init, across chunks too
+        assert torch.equal(v[0, 0], ind.params[k][0, 0])  # it is network 0's init of the per-network zoo
+        assert not torch.equal(v[:, -1], v[:1, -1].expand_as(v[:, -1]))  # fitted to different images
+    assert not torch.equal(ind.params["W1"][0, 0], ind.params["W1"][1, 0])
+
+
+def test_rescaled_zoo_has_unit_rms_on_the_reference_networks_and_commutes_with_permutation():
+    z = inr_image_zoo("digits", cache=False, n_images=10, steps=6, T=3, chunk_size=10)
+    train = torch.tensor([0, 2, 3, 5, 7])
+    scales = z.rms_scales(train)
+    assert scales["W1"] < scales["W0"] / 5  # the SIREN's hidden layer is much smaller than its first layer
+    r = z.rescaled(scales)
+    assert r.info["param_scale"] == scales
+    for k, v in r.params.items():
+        assert abs(float(v[train].pow(2).mean().sqrt()) - 1.0) < 1e-5
+        assert torch.equal(torch.sign(v), torch.sign(z.params[k]))
+    # scales come from the reference networks only: changing another network leaves them alone
+    z2 = z.subset(torch.arange(10))
+    z2.params["W1"][1] *= 100.0
+    assert z2.rms_scales(train) == scales and z2.rms_scales() != scales
+    # a hidden-neuron permutation commutes with the rescaling (one scalar per tensor)
+    perm = torch.randperm(32)
+    def permute(zz):
+        p = dict(zz.params)
+        p["W0"], p["b0"], p["W1"] = p["W0"][:, :, perm], p["b0"][:, :, perm], p["W1"][:, :, :, perm]
+        return Zoo(zz.spec, p, zz.steps, zz.meta, dict(zz.info))
+    a, b = permute(r), permute(z).rescaled(scales)
+    assert all(torch.equal(a.params[k], b.params[k]) for k in a.params)
+    with pytest.raises(ValueError, match="every parameter tensor"):
+        z.rescaled({"W0": 1.0})
+    with pytest.raises(ValueError, match="finite and positive"):
+        z.rescaled({**scales, "b2": 0.0})
+    zero = z.subset(torch.arange(10))
+    zero.params["b2"] = torch.zeros_like(zero.params["b2"])
+    with pytest.raises(ValueError, match="all zero"):
+        zero.rms_scales()

@@ -218,7 +218,8 @@ def _data_key(model: Any) -> tuple[str, str]:
 
 def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, variants: Sequence[str],
                    splits: Splits, seeds: Sequence[int], train_cfg: Any = None,
-                   gth_overrides: dict[str, Any] | None = None, desc: str = "") -> ComparisonResult:
+                   gth_overrides: dict[str, Any] | None = None, desc: str = "",
+                   rescale: bool = False) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
     Parameters
@@ -239,6 +240,10 @@ def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, var
         and the loop's batch order (``TrainConfig.seed``).
     train_cfg
         A :class:`hgutils.weightspace.training.TrainConfig` (its ``seed`` is replaced per run).
+    rescale
+        Divide every parameter tensor by its RMS over the *training* networks
+        (:meth:`~hgutils.weightspace.zoo.Zoo.rescaled`) before any model sees the zoo -- the same
+        inputs for every model; the per-layer input normalisation of the DWSNets/NFN pipelines.
     """
     from hgutils.weightspace.metanets.heads import predict
     from hgutils.weightspace.training import TrainConfig, embeddings, fit, predict_outputs
@@ -260,6 +265,8 @@ def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, var
     if target is not None and len(target) != n:
         raise ValueError(f"target must have one entry per network ({n}); got {len(target)}")
     train_cfg = train_cfg or TrainConfig()
+    if rescale:
+        zoo = zoo.rescaled(zoo.rms_scales(splits.train))
     res = ComparisonResult(pd.DataFrame(), splits)
     rows = []
     prep_time: dict[Any, float] = {}
@@ -389,6 +396,8 @@ class INRClassificationConfig(Preset):
     n_images: int = 120  # INRs per zoo (one per image, class-balanced)
     inr_steps: int = 200  # Adam steps per INR (DWSNets: 1,000)
     T: int = 5  # snapshots per INR trajectory (paper: 80-100)
+    shared_init: bool = True  # one SIREN initialisation for the whole zoo (paper preset: one per INR, as NFN)
+    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all models)
     variants: tuple[str, ...] = INR_VARIANTS  # models (all trained on the same split)
     n_seeds: int = 2  # model seeds (paper: 5)
     epochs: int = 1  # max meta-network epochs (early stopping on validation accuracy)
@@ -409,6 +418,7 @@ class INRClassificationConfig(Preset):
                    "n_seeds": 3, "epochs": 4, "patience": 3, "val_fraction": 0.1, "test_fraction": 0.2,
                    "refine_steps": 20, "n_figure_nets": 16},
         "paper": {"datasets": ("mnist", "fashion_mnist"), "n_images": 70000, "inr_steps": 1000, "T": 100,
+                  "shared_init": False,
                   "n_seeds": 5, "epochs": 100, "patience": 15, "gth_dim": 32, "val_fraction": 5000 / 70000,
                   "test_fraction": 10000 / 70000, "refine_steps": 100, "n_figure_nets": 64},
     }
@@ -421,6 +431,7 @@ class SineRegressionConfig(Preset):
     n_nets: int = 96  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
     T: int = 4  # snapshots per INR
     fit_epochs: int = 150  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
+    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all encoders)
     variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
     n_seeds: int = 2  # encoder seeds (paper: several; variance is one of the claims)
     epochs: int = 1  # encoder epochs (DWSNets: 500)
@@ -451,6 +462,7 @@ class GeneralizationConfig(Preset):
     n_nets: int = 100  # classifiers in the zoo (Small CNN Zoo: 30k runs)
     T: int = 4  # snapshots per classifier trajectory (Small CNN Zoo epochs 0,1,2,3,20,40,60,80,86: 9)
     zoo_steps: int = 150  # minibatch steps per classifier (batch 32; Small CNN Zoo: 86 epochs)
+    rescale: bool = True  # divide each parameter tensor by its RMS over the training classifiers (all models)
     variants: tuple[str, ...] = CIFAR_VARIANTS  # models, final-checkpoint and trajectory versions
     n_seeds: int = 2  # model seeds
     epochs: int = 1  # meta-network epochs (NFN protocol: 50)
@@ -478,20 +490,20 @@ INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashio
 
 
 def inr_zoo(dataset: str, cfg: INRClassificationConfig, scale: str = "smoke", data_dir: str | None = None,
-            seed: int = 0) -> Any:
+            seed: int = 0, device: str = "cpu") -> Any:
     """The INR zoo of notebook 01: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's
-    sizes (``n_images``, ``inr_steps``, ``T``) on top of the zoo preset of ``scale``."""
+    sizes (``n_images``, ``inr_steps``, ``T``) and ``shared_init`` on top of the zoo preset of ``scale``."""
     from hgutils.weightspace.zoo import inr_image_zoo
 
     return inr_image_zoo(dataset, scale=scale, data_dir=data_dir, n_images=cfg.n_images, steps=cfg.inr_steps,
-                         T=cfg.T, seed=seed)
+                         T=cfg.T, shared_init=cfg.shared_init, seed=seed, device=device)
 
 
-def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0) -> Any:
+def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0, device: str = "cpu") -> Any:
     """The sine zoo of notebook 02 (:func:`hgutils.weightspace.zoo.sine_zoo`, DWSNets protocol)."""
     from hgutils.weightspace.zoo import sine_zoo
 
-    return sine_zoo(scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, seed=seed)
+    return sine_zoo(scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, seed=seed, device=device)
 
 
 def resolve_generalization_dataset(cfg: GeneralizationConfig, data_dir: str | None = None) -> tuple[str, str]:
@@ -533,10 +545,13 @@ def node_embeddings(model: Any, data: Any, idx: Sequence[int] | Tensor, refine_s
     """
     if not hasattr(model, "embed_nodes"):
         raise ValueError(f"node embeddings need a GTH-GMN model; got {type(model).__name__}")
+    from hgutils.weightspace.metanets.base import to_device
+
     idx = torch.as_tensor(idx, dtype=torch.long)
-    z = model.embed_nodes(data[idx], refine_steps=refine_steps)
+    dev = next(model.parameters()).device
+    z = model.embed_nodes(to_device(data[idx], dev), refine_steps=refine_steps)
     c = 0.0 if model.euclidean else float(model.c)
-    return z.detach(), data.node_layer, c
+    return z.detach().cpu(), data.node_layer, c
 
 
 def class_separation(emb: Tensor | np.ndarray, labels: Tensor | np.ndarray) -> float:

@@ -222,6 +222,36 @@ class Zoo:
         """Copy with parameters stored as ``dtype`` (e.g. ``torch.float16`` halves the memory)."""
         return self._replace({k: v.to(dtype) for k, v in self.params.items()}, self.steps, dict(self.meta))
 
+    def rms_scales(self, idx: Sequence[int] | Tensor | None = None) -> dict[str, float]:
+        r"""Per-tensor scale :math:`\sigma_k = \sqrt{\overline{p_k^2}}` (mean over the networks ``idx``
+        -- default all --, every snapshot and every entry of parameter tensor ``k``)."""
+        sel = slice(None) if idx is None else torch.as_tensor(idx).long()
+        scales = {k: float(v[sel].double().pow(2).mean().sqrt()) for k, v in self.params.items()}
+        zero = [k for k, v in scales.items() if not v > 0]
+        if zero:
+            raise ValueError(f"parameter tensor(s) {zero} are all zero over the selected networks; cannot rescale")
+        return scales
+
+    def rescaled(self, scales: dict[str, float]) -> Zoo:
+        r"""Copy with every parameter tensor divided by its scale, :math:`\tilde p_k = p_k / \sigma_k`.
+
+        One positive scalar per tensor (the same for every network, snapshot and entry), so each
+        network's neuron-permutation symmetries and the signs and zeros of its
+        weights are unchanged; only the layers' relative magnitudes are equalised (a SIREN's hidden
+        weights are ~30x smaller than its first layer's). The scales are stored in
+        ``info["param_scale"]``. Use :meth:`rms_scales` of the *training* networks so no statistic
+        of the test networks leaks into the inputs.
+        """
+        if set(scales) != set(self.params):
+            raise ValueError(f"scales must name every parameter tensor {sorted(self.params)}; got {sorted(scales)}")
+        bad = {k: v for k, v in scales.items() if not (math.isfinite(v) and v > 0)}
+        if bad:
+            raise ValueError(f"scales must be finite and positive; got {bad}")
+        out = self._replace({k: (v.float() / scales[k]).to(v.dtype) for k, v in self.params.items()}, self.steps,
+                            dict(self.meta))
+        out.info["param_scale"] = dict(scales)
+        return out
+
     def nbytes(self) -> int:
         """Bytes held by the parameter tensors."""
         return sum(v.numel() * v.element_size() for v in self.params.values())
@@ -525,6 +555,8 @@ class INRZooConfig(Preset):
     hidden: tuple[int, ...] = (32, 32)  # hidden widths; 2 -> 32 -> 32 -> 1 as DWSNets/NFN
     omega0: float = 30.0             # SIREN frequency (DWSNets/NFN: 30)
     init: str = "siren"              # "siren" (standard, NFN) | "siren_dwsnets" (DWSNets variant, +0.5 output)
+    shared_init: bool = False        # every INR starts from one initialisation (seeded by ``seed``); False:
+                                     # network i gets its own (NFN / DWSNets protocol)
     lr: float = 5e-4                 # Adam learning rate (DWSNets: 5e-4)
     steps: int = 150                 # Adam steps per INR (DWSNets: 1,000)
     T: int = 6                       # snapshots per INR (paper: 80-100)
@@ -606,9 +638,10 @@ def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: st
     key = {"dataset": dataset, "config": cfg, "source": source, "version": 2, "device": dev.type}
 
     def chunk(start: int, stop: int) -> dict[str, Tensor]:
-        return fit_sirens(x, targets[start:stop], spec, init=cfg.init, seeds=net_seeds(cfg.seed, start, stop),
-                          steps=cfg.steps, snapshot_steps=sched, lr=cfg.lr, stop_loss=stop_loss,
-                          snapshot_dtype=sdtype, device=dev, grid=(H, W))
+        seeds = net_seeds(cfg.seed, 0, 1) * (stop - start) if cfg.shared_init else net_seeds(cfg.seed, start, stop)
+        return fit_sirens(x, targets[start:stop], spec, init=cfg.init, seeds=seeds, steps=cfg.steps,
+                          snapshot_steps=sched, lr=cfg.lr, stop_loss=stop_loss, snapshot_dtype=sdtype,
+                          device=dev, grid=(H, W))
 
     def build() -> dict[str, Tensor]:
         return generate_chunked("inr_zoo", key, cfg.n_images, cfg.chunk_size, chunk, root=cache_root,

@@ -9,6 +9,7 @@ neuron permutations (and to input/output permutations too).
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData
@@ -24,14 +25,20 @@ def tensor_stats(x: Tensor) -> Tensor:
 
 
 class StatNN(MetaNet):
-    """7 statistics per tensor and snapshot -> LayerNorm -> MLP (``hidden`` wide, ``depth`` layers)."""
+    """7 statistics per tensor and snapshot -> per-feature batch norm -> MLP (``hidden`` wide, ``depth`` layers).
+
+    The statistics are standardised feature by feature across networks (batch norm: batch statistics
+    in training, running statistics in eval mode), as Unterthiner et al. standardise their inputs; a
+    per-sample LayerNorm would mix a SIREN's large first-layer statistics with the ~30x smaller
+    hidden-layer ones and hide the small between-network differences that carry the signal.
+    """
 
     def __init__(self, task: str, out_dim: int, sizes: tuple[int, ...], n_snapshots: int,
                  hidden: int = 128, depth: int = 2, snapshots: Snapshots = "last") -> None:
         super().__init__(task, hidden, out_dim, snapshots=snapshots)
         self.sizes, self.n_snapshots = tuple(sizes), n_snapshots
         n_in = 7 * 2 * (len(sizes) - 1) * n_snapshots
-        layers: list[nn.Module] = [nn.LayerNorm(n_in)]
+        layers: list[nn.Module] = [nn.BatchNorm1d(n_in)]
         for i in range(depth):
             layers += [nn.Linear(n_in if i == 0 else hidden, hidden), nn.SiLU()]
         self.mlp = nn.Sequential(*layers)
@@ -48,4 +55,9 @@ class StatNN(MetaNet):
 
     def embed(self, batch: WeightData) -> Tensor:
         self.check_data(batch)
-        return self.mlp(self.features(batch))
+        f = self.features(batch)
+        norm = self.mlp[0]
+        if self.training and len(f) < 2:  # one network: no batch statistics, use the running ones
+            h = F.batch_norm(f, norm.running_mean, norm.running_var, norm.weight, norm.bias, False, 0.0, norm.eps)
+            return self.mlp[1:](h)
+        return self.mlp(f)
