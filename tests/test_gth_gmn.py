@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 import torch
+from _reference_graphs import reference_graph
 
 from hgutils.manifolds import poincare as pm
 from hgutils.nn.hyperbolic_attention import (
@@ -42,25 +43,12 @@ class Graph:
 
 def make_graph(data: WeightData) -> Graph:
     """Paper's parameter graph: neurons + one bias node per layer, symmetrised edges, z-scored strengths."""
-    sizes = data.sizes
-    offs = [0]
-    for s in sizes:
-        offs.append(offs[-1] + s)
-    nb = len(data.weights)
-    V = offs[-1] + nb
-    layer = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)] + [torch.arange(nb)])
-    typ = torch.cat([torch.zeros(sizes[0])] + [torch.ones(s) for s in sizes[1:-1]]
-                    + [torch.full((sizes[-1],), 2), torch.full((nb,), 3)]).long()
-    src, dst, attr, cols = [], [], [], []
-    for i, (W, b) in enumerate(zip(data.weights, data.biases)):
-        o, n = W.shape[2], W.shape[3]
-        ii, jj = torch.meshgrid(torch.arange(o), torch.arange(n), indexing="ij")
-        src += [offs[i] + jj.reshape(-1), torch.full((o,), offs[-1] + i)]
-        dst += [offs[i + 1] + ii.reshape(-1), offs[i + 1] + torch.arange(o)]
-        attr += [torch.tensor([[0.0, 0.0]]).expand(o * n, 2), torch.tensor([[1.0, 0.0]]).expand(o, 2)]
-        cols += [W.reshape(*W.shape[:2], -1), b]
-    s, d = torch.cat(src), torch.cat(dst)
-    a, w = torch.cat(attr), torch.cat(cols, -1)
+    ref = reference_graph(data)
+    V = ref.n_nodes
+    layer, typ = ref.node_layer, ref.node_type
+    s, d = ref.src, ref.dst
+    a = torch.stack([ref.is_bias.float(), torch.zeros(len(s))], -1)  # edge type: [is bias, 0]
+    w = ref.weight
     ei = torch.cat([torch.stack([s, d]), torch.stack([d, s])], 1)
     a, w = torch.cat([a, a]), torch.cat([w, w], -1)
     N, T = w.shape[:2]

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 import torch
+from _reference_graphs import reference_graph
 
 from hgutils.weightspace.metanets import (
     GMN,
@@ -53,22 +54,8 @@ class GMNGraphLike:
 
 
 def gmn_graph(data: WeightData) -> GMNGraphLike:
-    sizes = data.sizes
-    offs = [0]
-    for s in sizes:
-        offs.append(offs[-1] + s)
-    nb = len(data.weights)
-    layer = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)] + [torch.arange(nb)])
-    typ = torch.cat([torch.zeros(sizes[0])] + [torch.ones(s) for s in sizes[1:-1]]
-                    + [torch.full((sizes[-1],), 2), torch.full((nb,), 3)]).long()
-    src, dst, cols = [], [], []
-    for i, (W, b) in enumerate(zip(data.weights, data.biases)):
-        o, n = W.shape[2], W.shape[3]
-        ii, jj = torch.meshgrid(torch.arange(o), torch.arange(n), indexing="ij")
-        src += [offs[i] + jj.reshape(-1), torch.full((o,), offs[-1] + i)]
-        dst += [offs[i + 1] + ii.reshape(-1), offs[i + 1] + torch.arange(o)]
-        cols += [W.reshape(*W.shape[:2], -1), b]
-    return GMNGraphLike(torch.stack([torch.cat(src), torch.cat(dst)]), layer, typ, torch.cat(cols, -1))
+    ref = reference_graph(data)
+    return GMNGraphLike(torch.stack([ref.src, ref.dst]), ref.node_layer, ref.node_type, ref.weight)
 
 
 def baselines(T: int, task: str = "classification", k: int = 3, sizes=SIZES):

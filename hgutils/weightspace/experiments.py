@@ -243,7 +243,9 @@ def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, var
     rescale
         Divide every parameter tensor by its RMS over the *training* networks
         (:meth:`~hgutils.weightspace.zoo.Zoo.rescaled`) before any model sees the zoo -- the same
-        inputs for every model; the per-layer input normalisation of the DWSNets/NFN pipelines.
+        inputs for every model. DWSNets' pipeline also normalises its inputs with training-set weight
+        statistics (there: mean and std per entry); one scale per tensor keeps every permutation
+        symmetry exact.
     """
     from hgutils.weightspace.metanets.heads import predict
     from hgutils.weightspace.training import TrainConfig, embeddings, fit, predict_outputs
