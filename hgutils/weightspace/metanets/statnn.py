@@ -28,7 +28,7 @@ class StatNN(MetaNet):
     """7 statistics per tensor and snapshot -> per-feature batch norm -> MLP (``hidden`` wide, ``depth`` layers).
 
     The statistics are standardised feature by feature across networks (batch norm: batch statistics
-    in training, running statistics in eval mode), as Unterthiner et al. standardise their inputs; a
+    in training, running statistics in eval mode), the usual treatment of tabular features; a
     per-sample LayerNorm would mix a SIREN's large first-layer statistics with the ~30x smaller
     hidden-layer ones and hide the small between-network differences that carry the signal.
     """
