@@ -15,6 +15,9 @@ variant                     trunk
 ``ilnn+scale2``             ILNN with GyroLBN target dispersion 2.0 (model default 1.5)
 ``ilnn+euclid_head``        ILNN trunk, Euclidean linear head on the space part of log_0
 ``ilnn+radam``              ILNN trained with RiemannianAdam (lr 3e-3, no weight decay)
+``ilnn+mul_s``              ILNN conv *multiplying* the concatenated space part by the log-radius
+                            scale s (the reference code's reported direction) instead of dividing
+``ilnn+no_s``               ILNN conv with plain concatenation of the space parts (s = 1)
 ==========================  ==============================================================
 
 Prints the training loss and test accuracy per epoch for each variant (chance loss = ln 10 = 2.30).
@@ -37,12 +40,12 @@ from torch import nn
 import hgutils.nn.resnets as resnets
 from hgutils.ilnn_experiment import ILNNConfig, load_cifar
 from hgutils.manifolds import lorentz as L
-from hgutils.nn.lorentz import GyroLBN
+from hgutils.nn.lorentz import GyroLBN, LorentzConv2d
 from hgutils.nn.lorentz_baselines import LorentzBN
 from hgutils.nn.training import VISION_RECIPE, Recipe, train_classifier
 
 VARIANTS: tuple[str, ...] = ("euclidean", "hcnn", "hcnn+gyrolbn", "ilnn", "ilnn+lbn", "ilnn+scale2",
-                             "ilnn+euclid_head", "ilnn+radam")
+                             "ilnn+euclid_head", "ilnn+radam", "ilnn+mul_s", "ilnn+no_s")
 
 
 class SpaceLogHead(nn.Module):
@@ -85,6 +88,10 @@ def build(variant: str, widths: tuple[int, ...], classes: int) -> tuple[nn.Modul
         resnets.Ops = original
     if variant == "ilnn+euclid_head":
         model.head = SpaceLogHead(widths[-1], classes)
+    if variant in ("ilnn+mul_s", "ilnn+no_s"):  # LorentzConv2d divides the patch's space part by .scale
+        for conv in model.modules():
+            if isinstance(conv, LorentzConv2d):
+                conv.scale = 1.0 / conv.scale if variant == "ilnn+mul_s" else 1.0
     recipe = VISION_RECIPE
     if variant == "ilnn+radam":
         recipe = dataclasses.replace(recipe, optimizer="radam", lr=3e-3, weight_decay=0.0)
