@@ -45,6 +45,7 @@ claims: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check hgutils tests benchmarks notebooks
+	$(PY) -m ruff format --check hgutils tests benchmarks notebooks
 
 unit: $(STAMP)
 	HGUTILS_PROGRESS=0 MPLBACKEND=Agg $(PY) -m pytest tests -q

@@ -44,8 +44,18 @@ from hgutils.nn.lorentz import GyroLBN, LorentzConv2d
 from hgutils.nn.lorentz_baselines import LorentzBN
 from hgutils.nn.training import VISION_RECIPE, Recipe, train_classifier
 
-VARIANTS: tuple[str, ...] = ("euclidean", "hcnn", "hcnn+gyrolbn", "ilnn", "ilnn+lbn", "ilnn+scale2",
-                             "ilnn+euclid_head", "ilnn+radam", "ilnn+mul_s", "ilnn+no_s")
+VARIANTS: tuple[str, ...] = (
+    "euclidean",
+    "hcnn",
+    "hcnn+gyrolbn",
+    "ilnn",
+    "ilnn+lbn",
+    "ilnn+scale2",
+    "ilnn+euclid_head",
+    "ilnn+radam",
+    "ilnn+mul_s",
+    "ilnn+no_s",
+)
 
 
 class SpaceLogHead(nn.Module):
@@ -62,8 +72,14 @@ class SpaceLogHead(nn.Module):
 class _Ops(resnets.Ops):
     """The shared trunk's ops with one batch norm swapped in."""
 
-    def __init__(self, flavour: str, c: float = 1.0, residual: str = "space", bn: str = "default",
-                 bn_scale: float = resnets.MODEL_BN_SCALE) -> None:
+    def __init__(
+        self,
+        flavour: str,
+        c: float = 1.0,
+        residual: str = "space",
+        bn: str = "default",
+        bn_scale: float = resnets.MODEL_BN_SCALE,
+    ) -> None:
         super().__init__(flavour, c, residual)
         self.bn_kind, self.bn_scale = bn, bn_scale
 
@@ -120,8 +136,17 @@ def main() -> None:
         torch.manual_seed(args.seed)
         model, recipe = build(name, cfg.widths, data.num_classes)
         t0 = time.perf_counter()
-        h = train_classifier(model, data.x_train, data.y_train, data.x_test, data.y_test,
-                             recipe.scaled(args.epochs, 128, recipe.lr), augment=False, seed=args.seed, desc=name)
+        h = train_classifier(
+            model,
+            data.x_train,
+            data.y_train,
+            data.x_test,
+            data.y_test,
+            recipe.scaled(args.epochs, 128, recipe.lr),
+            augment=False,
+            seed=args.seed,
+            desc=name,
+        )
         loss = " ".join(f"{v:.3f}" for v in h.train_loss)
         acc = " ".join(f"{100 * v:.1f}" for v in h.test_acc)
         print(f"{name:18s} {loss:34s} {acc:30s} {time.perf_counter() - t0:.0f}", flush=True)

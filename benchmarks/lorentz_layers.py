@@ -36,6 +36,7 @@ def _timer(fn, backward: bool):
         out = fn()
         if backward:
             out.sum().backward()
+
     return run
 
 
@@ -64,8 +65,12 @@ def layer_table(widths, batch: int, reps: int, work: int = 2048) -> dict[int, di
         xe = torch.randn(batch, w).requires_grad_()
         xl = L.expmap0(F.pad(torch.randn(batch, w) / w**0.5, (1, 0))).detach().requires_grad_()
         xp = L.to_poincare(xl).detach().requires_grad_()
-        layers = {"Linear": (nn.Linear(w, w), xe), "PLFC": (PLFC(w, w), xl),
-                  "LorentzFC": (LorentzFC(w, w), xl), "PoincareFC": (PoincareLinear(w, w), xp)}
+        layers = {
+            "Linear": (nn.Linear(w, w), xe),
+            "PLFC": (PLFC(w, w), xl),
+            "LorentzFC": (LorentzFC(w, w), xl),
+            "PoincareFC": (PoincareLinear(w, w), xp),
+        }
         inner = max(1, work // w)
         res = {}
         for bwd in (False, True):
@@ -75,8 +80,7 @@ def layer_table(widths, batch: int, reps: int, work: int = 2048) -> dict[int, di
                     res[bwd] = side_by_side(cases, reps, inner)
             else:
                 res[bwd] = side_by_side(cases, reps, inner)
-        out[w] = {k: (res[False][k] / res[False]["Linear"], res[True][k] / res[True]["Linear"])
-                  for k in layers}
+        out[w] = {k: (res[False][k] / res[False]["Linear"], res[True][k] / res[True]["Linear"]) for k in layers}
     return out
 
 

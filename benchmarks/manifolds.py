@@ -66,8 +66,9 @@ def _time(fn: Callable[[], torch.Tensor], leaves: list[torch.Tensor], iters: int
     return (CLOCK() - t0) / iters
 
 
-def compare(ops: list[tuple[str, Callable, Callable, list[torch.Tensor]]], calls: int
-            ) -> list[tuple[str, float, float, float]]:
+def compare(
+    ops: list[tuple[str, Callable, Callable, list[torch.Tensor]]], calls: int
+) -> list[tuple[str, float, float, float]]:
     """Per op: median seconds of each side and the median of the paired ratios hgutils/geoopt.
 
     The two sides are called alternately (order flipped every pair), so a pair shares the load that
@@ -114,10 +115,8 @@ def poincare_ops(batch: int, dim: int, c: float, gen: torch.Generator) -> list:
     mw = leaf(torch.rand(batch // n_per, n_per, generator=gen) + 0.1)
     return [
         ("mobius_add", lambda: P.mobius_add(x, y, c), lambda: gmath.mobius_add(x, y, k=k), [x, y]),
-        ("mobius_scalar", lambda: P.mobius_scalar(r, x, c),
-         lambda: gmath.mobius_scalar_mul(r, x, k=k), [x]),
-        ("mobius_matvec", lambda: P.mobius_matvec(W, x, c),
-         lambda: gmath.mobius_matvec(W, x, k=k), [W, x]),
+        ("mobius_scalar", lambda: P.mobius_scalar(r, x, c), lambda: gmath.mobius_scalar_mul(r, x, k=k), [x]),
+        ("mobius_matvec", lambda: P.mobius_matvec(W, x, c), lambda: gmath.mobius_matvec(W, x, k=k), [W, x]),
         ("expmap0", lambda: P.expmap0(u, c), lambda: gmath.expmap0(u, k=k), [u]),
         ("logmap0", lambda: P.logmap0(y, c), lambda: gmath.logmap0(y, k=k), [y]),
         ("expmap", lambda: P.expmap(x, u, c), lambda: gmath.expmap(x, u, k=k), [x, u]),
@@ -126,12 +125,24 @@ def poincare_ops(batch: int, dim: int, c: float, gen: torch.Generator) -> list:
         ("transp0", lambda: P.transp0(y, u, c), lambda: gmath.parallel_transport0(y, u, k=k), [y, u]),
         ("project", lambda: P.project(outside, c), lambda: gmath.project(outside, k=k), [outside]),
         ("lambda_x", lambda: P.lambda_x(x, c), lambda: gmath.lambda_x(x, k=k), [x]),
-        ("dist2plane", lambda: P.dist2plane(x, y, a, c, signed=True),
-         lambda: gmath.dist2plane(x, y, a, k=k, signed=True), [x, y, a]),
-        (f"einstein_midpoint [{batch // n_per},{n_per},{dim}]", lambda: P.einstein_midpoint(mp, mw, c, dim=-2),
-         lambda: gmath.weighted_midpoint(mp, mw, k=k, reducedim=[-2]), [mp, mw]),
-        ("affine (geoopt: composed)", lambda: P.affine(x, W, b, c),
-         lambda: gmath.mobius_add(gmath.mobius_matvec(W, x, k=k), gmath.expmap0(b, k=k), k=k), [x, W, b]),
+        (
+            "dist2plane",
+            lambda: P.dist2plane(x, y, a, c, signed=True),
+            lambda: gmath.dist2plane(x, y, a, k=k, signed=True),
+            [x, y, a],
+        ),
+        (
+            f"einstein_midpoint [{batch // n_per},{n_per},{dim}]",
+            lambda: P.einstein_midpoint(mp, mw, c, dim=-2),
+            lambda: gmath.weighted_midpoint(mp, mw, k=k, reducedim=[-2]),
+            [mp, mw],
+        ),
+        (
+            "affine (geoopt: composed)",
+            lambda: P.affine(x, W, b, c),
+            lambda: gmath.mobius_add(gmath.mobius_matvec(W, x, k=k), gmath.expmap0(b, k=k), k=k),
+            [x, W, b],
+        ),
     ]
 
 
@@ -158,13 +169,13 @@ def lorentz_ops(batch: int, dim: int, c: float, gen: torch.Generator) -> list:
         ("lorentz.logmap0", lambda: L.logmap0(y, c), lambda: glmath.logmap0(y, k=k), [y]),
         ("lorentz.expmap", lambda: L.expmap(x, ux, c), lambda: glmath.expmap(x, ux, k=k), [x, ux]),
         ("lorentz.logmap", lambda: L.logmap(x, y, c), lambda: glmath.logmap(x, y, k=k), [x, y]),
-        ("lorentz.transp", lambda: L.transp(x, y, ux, c),
-         lambda: glmath.parallel_transport(x, y, ux, k=k), [x, y, ux]),
+        ("lorentz.transp", lambda: L.transp(x, y, ux, c), lambda: glmath.parallel_transport(x, y, ux, k=k), [x, y, ux]),
     ]
 
 
-def scatter_vs_loop(num_edges: int, num_nodes: int, dim: int, c: float, gen: torch.Generator,
-                    rounds: int) -> tuple[float, float, float]:
+def scatter_vs_loop(
+    num_edges: int, num_nodes: int, dim: int, c: float, gen: torch.Generator, rounds: int
+) -> tuple[float, float, float]:
     """Seconds per forward+backward: scatter midpoint, dense per-node loop; and their max difference."""
     p_src = P.expmap0(torch.randn(num_edges, dim, generator=gen) * 1.5 / math.sqrt(dim), c)
     p_src.requires_grad_(True)
@@ -232,19 +243,23 @@ def main() -> None:
         print(f"(lorentz ops skipped: hgutils.manifolds.lorentz does not import: {_LORENTZ_ERROR})")
     rows = compare(ops, calls)
 
-    print(f"hgutils vs geoopt, batch {args.batch} x {args.dim}, float32, forward+backward, "
-          f"{torch.get_num_threads()} thread(s), {calls} alternating calls each (median; ratio = median of "
-          f"paired ratios), "
-          f"{'wall-clock' if args.wall else 'process CPU'} time")
+    print(
+        f"hgutils vs geoopt, batch {args.batch} x {args.dim}, float32, forward+backward, "
+        f"{torch.get_num_threads()} thread(s), {calls} alternating calls each (median; ratio = median of "
+        f"paired ratios), "
+        f"{'wall-clock' if args.wall else 'process CPU'} time"
+    )
     w = max(len(r[0]) for r in rows)
     print(f"{'op':<{w}}  {'hgutils ms':>10}  {'geoopt ms':>9}  {'ratio':>5}")
     for name, th, tg, ratio in rows:
         print(f"{name:<{w}}  {th * 1e3:10.3f}  {tg * 1e3:9.3f}  {ratio:5.2f}")
 
     t_s, t_l, diff = scatter_vs_loop(10_000, 1_000, args.dim, c, gen, 1 if args.quick else 3)
-    print(f"Einstein midpoint, 10000 edges -> 1000 nodes, d={args.dim}, forward+backward: "
-          f"scatter {t_s * 1e3:.2f} ms, per-node loop {t_l * 1e3:.1f} ms, speed-up {t_l / t_s:.1f}x "
-          f"(max |scatter - loop| = {diff:.2e})")
+    print(
+        f"Einstein midpoint, 10000 edges -> 1000 nodes, d={args.dim}, forward+backward: "
+        f"scatter {t_s * 1e3:.2f} ms, per-node loop {t_l * 1e3:.1f} ms, speed-up {t_l / t_s:.1f}x "
+        f"(max |scatter - loop| = {diff:.2e})"
+    )
     print(f"total benchmark time {time.perf_counter() - t_start:.1f} s")
     worst = max(rows, key=lambda r: r[3])
     print(f"worst op: {worst[0]}")

@@ -118,8 +118,13 @@ def memory_child(name: str, T: int, batch: int, mode: str) -> None:
 
 def peak_mib(name: str, T: int, batch: int, mode: str) -> float:
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-    out = subprocess.run([sys.executable, __file__, "--mem-child", name, str(T), str(batch), mode],
-                         capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--mem-child", name, str(T), str(batch), mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -147,11 +152,15 @@ def main() -> None:
         rows[name] = (sec, n_read, sec / (batch * n_read))
     gmn = rows["GMN"][2]
     print("\n1) training step (forward + losses + backward + Adam)")
-    print(f"{'model':8s} {'snap':>4s} {'step s':>8s} {'traj/s':>8s} {'graph-snap/s':>13s} "
-          f"{'ms/snapshot':>12s} {'vs GMN':>7s}")
+    print(
+        f"{'model':8s} {'snap':>4s} {'step s':>8s} {'traj/s':>8s} {'graph-snap/s':>13s} "
+        f"{'ms/snapshot':>12s} {'vs GMN':>7s}"
+    )
     for name, (sec, n_read, per) in rows.items():
-        print(f"{name:8s} {n_read:4d} {sec:8.3f} {batch / sec:8.1f} {batch * n_read / sec:13.1f} "
-              f"{per * 1e3:12.2f} {per / gmn:7.2f}")
+        print(
+            f"{name:8s} {n_read:4d} {sec:8.3f} {batch / sec:8.1f} {batch * n_read / sec:13.1f} "
+            f"{per * 1e3:12.2f} {per / gmn:7.2f}"
+        )
 
     print("\n2) GTH-GMN cost vs T" + ("" if args.quick else " (memory: peak extra MiB, child processes)"))
     mem_cols = "" if args.quick else f" {'train MiB':>10s} {'ckpt train MiB':>15s} {'no-grad MiB':>12s}"

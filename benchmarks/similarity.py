@@ -53,8 +53,9 @@ def main() -> None:
     loop_points = 64 if args.quick else 512
     repeat = 1 if args.quick else 3
 
-    params = init_mlp(1, (2, width, width, width, 3), scheme="normal", gain=1.0,
-                      generator=torch.Generator().manual_seed(0))
+    params = init_mlp(
+        1, (2, width, width, width, 3), scheme="normal", gain=1.0, generator=torch.Generator().manual_seed(0)
+    )
     f = mlp_layer_fn(params, 2, net=0)  # third hidden layer, [2] -> [256]
     pts = torch.rand(n_points, 2) * 4 - 2
 
@@ -72,8 +73,7 @@ def main() -> None:
         return torch.stack(out)
 
     def loop_autograd():  # the textbook version: torch.autograd.functional.jacobian per point
-        return torch.stack([(lambda J: J.T @ J)(torch.autograd.functional.jacobian(f, p))
-                            for p in pts[:loop_ag]])
+        return torch.stack([(lambda J: J.T @ J)(torch.autograd.functional.jacobian(f, p)) for p in pts[:loop_ag]])
 
     loop_ag = 8 if args.quick else 32
     t_loop = timeit(loop, 1) * n_points / loop_points
@@ -83,10 +83,13 @@ def main() -> None:
 
     print(f"pullback metrics, {n_points} points, 3x{width} ReLU MLP (layer 3), max |diff| vs loop {err:.1e}")
     print(f"{'method':<40}{'seconds':>10}{'points/s':>12}{'vs loop':>10}")
-    rows = [("vmap(jacfwd)", t_fwd), ("rows: 2 batched JVPs", t_rows),
-            (f"vmap(jacrev) ({rev_points} pts, scaled)", t_rev),
-            (f"loop jacfwd per point ({loop_points} pts, scaled)", t_loop),
-            (f"loop autograd jacobian ({loop_ag} pts, scaled)", t_loop_ag)]
+    rows = [
+        ("vmap(jacfwd)", t_fwd),
+        ("rows: 2 batched JVPs", t_rows),
+        (f"vmap(jacrev) ({rev_points} pts, scaled)", t_rev),
+        (f"loop jacfwd per point ({loop_points} pts, scaled)", t_loop),
+        (f"loop autograd jacobian ({loop_ag} pts, scaled)", t_loop_ag),
+    ]
     for name, t in rows:
         print(f"{name:<40}{t:>10.3f}{n_points / t:>12.0f}{t_loop / t:>10.2f}")
 
@@ -106,13 +109,19 @@ def main() -> None:
     with torch.no_grad():
         reps = list(mlp_forward(zoo, X, layer=1).numpy())
     times = {}
-    for name, fn in [("linear CKA", linear_cka_matrix), ("CCA", cca_matrix), ("RSA", rsa_matrix),
-                     ("Procrustes", procrustes_matrix)]:
+    for name, fn in [
+        ("linear CKA", linear_cka_matrix),
+        ("CCA", cca_matrix),
+        ("RSA", rsa_matrix),
+        ("Procrustes", procrustes_matrix),
+    ]:
         t0 = time.perf_counter()
         fn(reps)
         times[name] = time.perf_counter() - t0
-    print(f"\nall-pairs matrices, M={M} MLPs (2-{hidden}-{hidden}-5), MSA on a {grid}x{grid} grid, "
-          f"baselines on {n_rep} samples")
+    print(
+        f"\nall-pairs matrices, M={M} MLPs (2-{hidden}-{hidden}-5), MSA on a {grid}x{grid} grid, "
+        f"baselines on {n_rep} samples"
+    )
     print(f"{'part':<36}{'seconds':>10}")
     print(f"{'MSA Jacobians (O(M*P), batched JVPs)':<36}{t_jac:>10.3f}")
     print(f"{'MSA spectral ratios (O(M^2*P))':<36}{t_pairs:>10.3f}")

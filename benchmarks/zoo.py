@@ -65,7 +65,7 @@ def gemm_gflops(n: int = 2048, reps: int = 3) -> float:
         t0 = time.perf_counter()
         a @ b
         best = min(best, time.perf_counter() - t0)
-    return 2 * n ** 3 / best / 1e9
+    return 2 * n**3 / best / 1e9
 
 
 def flops_per_step(n_points: int) -> float:
@@ -78,8 +78,9 @@ def run_loop(x: torch.Tensor, y: torch.Tensor, init: dict, steps: int) -> tuple[
     losses = torch.empty(n)
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(n):
-        net = torch.nn.Sequential(torch.nn.Linear(2, 32), _Sine(), torch.nn.Linear(32, 32), _Sine(),
-                                  torch.nn.Linear(32, 1))
+        net = torch.nn.Sequential(
+            torch.nn.Linear(2, 32), _Sine(), torch.nn.Linear(32, 32), _Sine(), torch.nn.Linear(32, 1)
+        )
         with torch.no_grad():
             for l in range(3):
                 net[2 * l].weight.copy_(init[f"W{l}"][i])
@@ -105,12 +106,23 @@ def run_naive(x: torch.Tensor, y: torch.Tensor, init: dict, steps: int) -> tuple
     return k / (time.perf_counter() - t0), k / (time.process_time() - c0), res.losses
 
 
-def run_batched(x: torch.Tensor, y: torch.Tensor, seeds: list[int], steps: int, batch: int
-                ) -> tuple[float, float, torch.Tensor]:
+def run_batched(
+    x: torch.Tensor, y: torch.Tensor, seeds: list[int], steps: int, batch: int
+) -> tuple[float, float, torch.Tensor]:
     spec = MLPSpec(SIZES, "sine", OMEGA0)
     t0, c0 = time.perf_counter(), time.process_time()
-    out = fit_sirens(x, y, spec, init="siren", seeds=seeds, steps=steps, snapshot_steps=[0, steps], lr=LR,
-                     batch_size=batch, grid=(28, 28))
+    out = fit_sirens(
+        x,
+        y,
+        spec,
+        init="siren",
+        seeds=seeds,
+        steps=steps,
+        snapshot_steps=[0, steps],
+        lr=LR,
+        batch_size=batch,
+        grid=(28, 28),
+    )
     k = y.shape[0] * steps
     return k / (time.perf_counter() - t0), k / (time.process_time() - c0), out["final_loss"]
 
@@ -125,7 +137,7 @@ def memory_table() -> list[tuple[str, float]]:
             params[f"b{l}"] = torch.empty(1000, 100, SIZES[l + 1], dtype=dt)
         z = Zoo(MLPSpec(SIZES, "sine", OMEGA0), params, torch.arange(100))
         assert z.nbytes() == 1000 * 100 * n_params * torch.finfo(dt).bits // 8
-        rows.append((str(dt).replace("torch.", ""), z.nbytes() / 2 ** 20))
+        rows.append((str(dt).replace("torch.", ""), z.nbytes() / 2**20))
     return rows
 
 
@@ -171,24 +183,29 @@ def main() -> None:
         return float(psnr(losses[:n_loop]).mean())
 
     print(f"# INR zoo benchmark: MNIST 28x28, SIREN {SIZES}, Adam lr {LR}, {steps} steps, torch threads {threads}")
-    print(f"# large GEMM: {g:.1f} GFLOP/s; auto batch size {batch} (chosen in {t_auto:.1f} s); "
-          f"flush denormals: {not args.no_flush}")
-    print(f"| method | INRs | network-steps/s (wall) | per CPU-second | GFLOP/s (wall) | % of GEMM | "
-          f"mean PSNR (first {n_loop}) |")
+    print(
+        f"# large GEMM: {g:.1f} GFLOP/s; auto batch size {batch} (chosen in {t_auto:.1f} s); "
+        f"flush denormals: {not args.no_flush}"
+    )
+    print(
+        f"| method | INRs | network-steps/s (wall) | per CPU-second | GFLOP/s (wall) | % of GEMM | "
+        f"mean PSNR (first {n_loop}) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, nn_, rate, cpu, losses in (
-            ("per-network loop (nn.Sequential + Adam)", n_loop, rate_l, cpu_l, loss_l),
-            ("naive batched (autograd bmm, one batch)", n_naive, rate_n, cpu_n, loss_n),
-            (f"batched (fused SIREN grads, batch {batch})", n, rate_b, cpu_b, loss_b)):
+        ("per-network loop (nn.Sequential + Adam)", n_loop, rate_l, cpu_l, loss_l),
+        ("naive batched (autograd bmm, one batch)", n_naive, rate_n, cpu_n, loss_n),
+        (f"batched (fused SIREN grads, batch {batch})", n, rate_b, cpu_b, loss_b),
+    ):
         gf = rate * fl / 1e9
-        print(f"| {name} | {nn_} | {rate:,.0f} | {cpu:,.0f} | {gf:.1f} | {100 * gf / g:.0f}% | "
-              f"{ps(losses):.2f} dB |")
-    print("# memory per 1,000 INRs x T=100 snapshots: "
-          + ", ".join(f"{d} {mb:.0f} MiB" for d, mb in memory_table()))
+        print(f"| {name} | {nn_} | {rate:,.0f} | {cpu:,.0f} | {gf:.1f} | {100 * gf / g:.0f}% | {ps(losses):.2f} dB |")
+    print("# memory per 1,000 INRs x T=100 snapshots: " + ", ".join(f"{d} {mb:.0f} MiB" for d, mb in memory_table()))
     dpsnr = abs(ps(loss_b) - ps(loss_l))
     print(f"# |PSNR batched - PSNR loop| = {dpsnr:.4f} dB (same init, same arithmetic)")
-    print(f"# per CPU-second (robust to other load when threads=1): naive/loop {cpu_n / cpu_l:.2f}, "
-          f"batched/loop {cpu_b / cpu_l:.2f}")
+    print(
+        f"# per CPU-second (robust to other load when threads=1): naive/loop {cpu_n / cpu_l:.2f}, "
+        f"batched/loop {cpu_b / cpu_l:.2f}"
+    )
     print(f"# naive/loop speedup (wall): {rate_n / rate_l:.2f}")
     print(f"batched/loop speedup: {rate_b / rate_l:.2f}")
 

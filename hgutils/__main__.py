@@ -29,18 +29,27 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("claims", help="render all claims ledgers of a scale into CLAIMS.md")
     c.add_argument("--scale", choices=SCALES, default="medium")
     c.add_argument("--out", default=None, help="results folder (default: <repo>/results)")
-    c.add_argument("--update-readme", action="store_true",
-                   help="also replace the README section between the CLAIMS markers")
+    c.add_argument(
+        "--update-readme", action="store_true", help="also replace the README section between the CLAIMS markers"
+    )
 
     s = sub.add_parser("sweep", help="papermill parameter grid over one notebook (parallel, resumable)")
     s.add_argument("notebook", help="notebook path, stem or number (e.g. 05)")
-    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUES"), required=True,
-                   help="a parameter and its comma-separated values; repeat for a grid")
+    s.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUES"),
+        required=True,
+        help="a parameter and its comma-separated values; repeat for a grid",
+    )
     s.add_argument("--scale", choices=SCALES, default="smoke", help="preset for every point")
     s.add_argument("--jobs", type=int, default=1, help="parallel worker processes (1 thread each)")
     s.add_argument("--out", default=None, help="sweep folder (default: results/sweeps/<notebook>)")
-    s.add_argument("--metric", action="append", default=None,
-                   help="claim id to show in the summary table (default: all)")
+    s.add_argument(
+        "--metric", action="append", default=None, help="claim id to show in the summary table (default: all)"
+    )
     return ap
 
 
@@ -51,8 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.cmd == "reproduce":
             t0 = time.perf_counter()
-            records = runner.reproduce(args.scale, args.only, args.device, args.out,
-                                       args.data_dir or os.environ.get("HGUTILS_DATA"), args.log_output)
+            records = runner.reproduce(
+                args.scale,
+                args.only,
+                args.device,
+                args.out,
+                args.data_dir or os.environ.get("HGUTILS_DATA"),
+                args.log_output,
+            )
             print()
             print(runner.write_claims(args.scale, args.out))
             print("| notebook | wall time (s) | status |\n|---|---|---|")
@@ -72,10 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if name in grid:
                     raise ValueError(f"parameter {name!r} given twice")
                 grid[name] = runner.parse_values(values)
-            res = runner.sweep(args.notebook, grid, jobs=args.jobs, out=args.out,
-                               base={"scale": args.scale})
-            print(f"{len(res.ran)} ran, {len(res.skipped)} skipped (already complete), "
-                  f"{len(res.failed)} failed")
+            res = runner.sweep(args.notebook, grid, jobs=args.jobs, out=args.out, base={"scale": args.scale})
+            print(f"{len(res.ran)} ran, {len(res.skipped)} skipped (already complete), {len(res.failed)} failed")
             print(res.table(args.metric))
             for d, err in res.failed.items():
                 print(f"error: {d.name}: {err}", file=sys.stderr)

@@ -33,9 +33,23 @@ from hgutils.nn.resnets import resnet
 from hgutils.nn.training import GENOMICS_RECIPE, VISION_RECIPE, History, train_classifier
 from hgutils.presets import Preset
 
-__all__ = ["GUE_TASKS", "ILNNConfig", "PAPER_CIFAR", "PAPER_GENOMICS_MCC", "Split",
-           "load_cifar", "genomics_task", "run_cifar", "run_genomics",
-           "bn_comparison", "bn_timing", "summary", "design_rule_checks", "plot_curves", "plot_epoch_times"]
+__all__ = [
+    "GUE_TASKS",
+    "ILNNConfig",
+    "PAPER_CIFAR",
+    "PAPER_GENOMICS_MCC",
+    "Split",
+    "load_cifar",
+    "genomics_task",
+    "run_cifar",
+    "run_genomics",
+    "bn_comparison",
+    "bn_timing",
+    "summary",
+    "design_rule_checks",
+    "plot_curves",
+    "plot_epoch_times",
+]
 
 log = logging.getLogger(__name__)
 
@@ -75,53 +89,92 @@ class ILNNConfig(Preset):
 
     # --- CIFAR ResNets (Euclidean / HCNN-Lorentz / ILNN, one trunk)
     cifar_datasets: tuple[str, ...] = ("cifar10",)  # "cifar10" and/or "cifar100" (paper: both)
-    cifar_train: int = 1000                 # class-balanced training subset (0 = full); smoke uses 1k,
-                                            # not the issue's 2k: 2k took ~3 min alone on the shared machine
-    cifar_test: int = 300                   # test images
-    depth: int = 8                          # ResNet depth: 8, 10 or 18
-    widths: tuple[int, ...] = (4, 8, 16)    # channels per stage
+    cifar_train: int = 1000  # class-balanced training subset (0 = full); smoke uses 1k,
+    # not the issue's 2k: 2k took ~3 min alone on the shared machine
+    cifar_test: int = 300  # test images
+    depth: int = 8  # ResNet depth: 8, 10 or 18
+    widths: tuple[int, ...] = (4, 8, 16)  # channels per stage
     cifar_epochs: int = 1
     batch_size: int = 100
-    cifar_lr: float = 0.1                   # RiemannianSGD lr (paper 0.1, momentum 0.9, nesterov, wd 5e-4)
-    augment: bool = True                    # random crop (pad 4) + flip
+    cifar_lr: float = 0.1  # RiemannianSGD lr (paper 0.1, momentum 0.9, nesterov, wd 5e-4)
+    augment: bool = True  # random crop (pad 4) + flip
     # --- genomics (Euclidean vs ILNN; HCNN too)
     genomics_tasks: tuple[str, ...] = ("synthetic",)  # "synthetic", "teb/<task>", "gue/<task>" (GUE: skipped
-                                            # with a note when no copy is found)
-    synth_genes_per_family: int = 4         # synthetic tree: 4 families x genes x variants
+    # with a note when no copy is found)
+    synth_genes_per_family: int = 4  # synthetic tree: 4 families x genes x variants
     synth_variants: int = 16
     synth_length: int = 120
-    synth_label: str = "family"             # label level of the synthetic tree: "family" | "gene"
-    genomics_train_limit: int = 0           # 0 = all training sequences
-    genomics_test_limit: int = 0            # 0 = all test sequences
-    max_len: int = 200                      # one-hot length (longer sequences truncated)
+    synth_label: str = "family"  # label level of the synthetic tree: "family" | "gene"
+    genomics_train_limit: int = 0  # 0 = all training sequences
+    genomics_test_limit: int = 0  # 0 = all test sequences
+    max_len: int = 200  # one-hot length (longer sequences truncated)
     genomics_epochs: int = 3
     genomics_batch: int = 32
-    genomics_lr: float = 3e-3               # RiemannianAdam lr (paper ~8e-4 for 150 epochs)
-    channels: int = 32                      # conv channels (paper 32)
-    hidden: int = 32                        # FC width after pooling
+    genomics_lr: float = 3e-3  # RiemannianAdam lr (paper ~8e-4 for 150 epochs)
+    channels: int = 32  # conv channels (paper 32)
+    hidden: int = 32  # FC width after pooling
     # --- batch-norm comparison
-    bn_points: int = 1024                   # points per timed batch
-    bn_dim: int = 32                        # space dimension
-    bn_reps: int = 5                        # timing repetitions (median)
-    n_seeds: int = 1                        # seeds per configuration
+    bn_points: int = 1024  # points per timed batch
+    bn_dim: int = 32  # space dimension
+    bn_reps: int = 5  # timing repetitions (median)
+    n_seeds: int = 1  # seeds per configuration
 
     PRESETS: ClassVar[dict] = {
         "smoke": {},
-        "medium": {"cifar_train": 5000, "cifar_test": 2000, "widths": (8, 16, 32), "cifar_epochs": 5,
-                   "batch_size": 128,
-                   "genomics_tasks": ("synthetic", "teb/dna_cmc", "teb/processed_pseudogenes",
-                                      "teb/unprocessed_pseudogenes", *GUE_TASKS),
-                   "synth_genes_per_family": 8, "synth_variants": 24, "synth_length": 200, "synth_label": "gene",
-                   "genomics_train_limit": 4000, "genomics_test_limit": 2000, "max_len": 500,
-                   "genomics_epochs": 8, "genomics_batch": 64, "bn_points": 8192, "bn_dim": 64,
-                   "bn_reps": 7},
-        "paper": {"cifar_datasets": ("cifar10", "cifar100"), "cifar_train": 0, "cifar_test": 0, "depth": 18,
-                  "widths": (64, 128, 256, 512), "cifar_epochs": 200, "batch_size": 128,
-                  "genomics_tasks": ("synthetic", "teb/processed_pseudogenes", "teb/unprocessed_pseudogenes",
-                                     "teb/dna_cmc", *GUE_TASKS),
-                  "synth_genes_per_family": 8, "synth_variants": 32, "synth_length": 200, "synth_label": "gene",
-                  "max_len": 1000, "genomics_epochs": 150, "genomics_batch": 256, "genomics_lr": 8e-4,
-                  "hidden": 528, "bn_points": 32768, "bn_dim": 128, "n_seeds": 5},
+        "medium": {
+            "cifar_train": 5000,
+            "cifar_test": 2000,
+            "widths": (8, 16, 32),
+            "cifar_epochs": 5,
+            "batch_size": 128,
+            "genomics_tasks": (
+                "synthetic",
+                "teb/dna_cmc",
+                "teb/processed_pseudogenes",
+                "teb/unprocessed_pseudogenes",
+                *GUE_TASKS,
+            ),
+            "synth_genes_per_family": 8,
+            "synth_variants": 24,
+            "synth_length": 200,
+            "synth_label": "gene",
+            "genomics_train_limit": 4000,
+            "genomics_test_limit": 2000,
+            "max_len": 500,
+            "genomics_epochs": 8,
+            "genomics_batch": 64,
+            "bn_points": 8192,
+            "bn_dim": 64,
+            "bn_reps": 7,
+        },
+        "paper": {
+            "cifar_datasets": ("cifar10", "cifar100"),
+            "cifar_train": 0,
+            "cifar_test": 0,
+            "depth": 18,
+            "widths": (64, 128, 256, 512),
+            "cifar_epochs": 200,
+            "batch_size": 128,
+            "genomics_tasks": (
+                "synthetic",
+                "teb/processed_pseudogenes",
+                "teb/unprocessed_pseudogenes",
+                "teb/dna_cmc",
+                *GUE_TASKS,
+            ),
+            "synth_genes_per_family": 8,
+            "synth_variants": 32,
+            "synth_length": 200,
+            "synth_label": "gene",
+            "max_len": 1000,
+            "genomics_epochs": 150,
+            "genomics_batch": 256,
+            "genomics_lr": 8e-4,
+            "hidden": 528,
+            "bn_points": 32768,
+            "bn_dim": 128,
+            "n_seeds": 5,
+        },
     }
 
 
@@ -144,9 +197,15 @@ def _digits_standin(n_train: int, n_test: int, seed: int) -> Split:
         d = load_images("digits", split, limit=n or None, seed=seed)
         x = F.interpolate(d.images, size=(32, 32), mode="bilinear", align_corners=False).repeat(1, 3, 1, 1)
         out.append((x.clamp(0, 1), d.labels))
-    return Split(out[0][0], out[0][1], out[1][0], out[1][1], 10,
-                 "STAND-IN (no CIFAR copy found): scikit-learn 8x8 digits upsampled to 32x32 RGB",
-                 "digits stand-in: train/test split of load_digits")
+    return Split(
+        out[0][0],
+        out[0][1],
+        out[1][0],
+        out[1][1],
+        10,
+        "STAND-IN (no CIFAR copy found): scikit-learn 8x8 digits upsampled to 32x32 RGB",
+        "digits stand-in: train/test split of load_digits",
+    )
 
 
 def load_cifar(cfg: ILNNConfig, data_dir: str | None = None, seed: int = 0, dataset: str | None = None) -> Split:
@@ -161,22 +220,37 @@ def load_cifar(cfg: ILNNConfig, data_dir: str | None = None, seed: int = 0, data
     except DataNotFoundError as err:
         log.info("no %s copy (%s); using the digits stand-in", name, err)
         return _digits_standin(cfg.cifar_train, cfg.cifar_test, seed)
-    return Split(tr.images, tr.labels, te.images, te.labels, len(tr.classes), tr.source,
-                 f"{name}: {len(tr)} train / {len(te)} test (class-stratified subsets)")
+    return Split(
+        tr.images,
+        tr.labels,
+        te.images,
+        te.labels,
+        len(tr.classes),
+        tr.source,
+        f"{name}: {len(tr)} train / {len(te)} test (class-stratified subsets)",
+    )
 
 
 def genomics_task(cfg: ILNNConfig, task: str, data_dir: str | None = None, seed: int = 0) -> Split:
     """One-hot sequences of ``task``: ``"synthetic"`` (hierarchical families, 75/25 split by a
     stratified split) or ``"teb/<task>"`` (train → test, or valid → test when there is no train file)."""
     if task == "synthetic":
-        d = hierarchical_sequences(4, cfg.synth_genes_per_family, cfg.synth_variants, cfg.synth_length,
-                                   label_level=cfg.synth_label, seed=seed)
+        d = hierarchical_sequences(
+            4, cfg.synth_genes_per_family, cfg.synth_variants, cfg.synth_length, label_level=cfg.synth_label, seed=seed
+        )
         tr, te = stratified_split(d.labels.numpy(), 0.25, seed=seed)
         x = one_hot_dna(d.seqs, cfg.synth_length)
-        return Split(x[tr], d.labels[tr], x[te], d.labels[te], len(d.classes), d.source,
-                     f"synthetic hierarchy (4 families x {cfg.synth_genes_per_family} genes x "
-                     f"{cfg.synth_variants} variants, length {cfg.synth_length}, label = {cfg.synth_label}): "
-                     f"{len(tr)} train / {len(te)} test")
+        return Split(
+            x[tr],
+            d.labels[tr],
+            x[te],
+            d.labels[te],
+            len(d.classes),
+            d.source,
+            f"synthetic hierarchy (4 families x {cfg.synth_genes_per_family} genes x "
+            f"{cfg.synth_variants} variants, length {cfg.synth_length}, label = {cfg.synth_label}): "
+            f"{len(tr)} train / {len(te)} test",
+        )
     try:
         train = load_sequences(task, "train", data_dir, limit=cfg.genomics_train_limit or None, seed=seed)
         protocol = "train -> test"
@@ -185,34 +259,70 @@ def genomics_task(cfg: ILNNConfig, task: str, data_dir: str | None = None, seed:
         protocol = "REDUCED: trained on the valid split (no train file), evaluated on test"
     test = load_sequences(task, "test", data_dir, limit=cfg.genomics_test_limit or None, seed=seed)
     n = min(cfg.max_len, max(len(s) for s in train.seqs + test.seqs))
-    return Split(one_hot_dna(train.seqs, n), train.labels, one_hot_dna(test.seqs, n), test.labels,
-                 len(train.classes), train.source,
-                 f"{task}: {protocol}; {len(train)} train / {len(test)} test, one-hot length {n}")
+    return Split(
+        one_hot_dna(train.seqs, n),
+        train.labels,
+        one_hot_dna(test.seqs, n),
+        test.labels,
+        len(train.classes),
+        train.source,
+        f"{task}: {protocol}; {len(train)} train / {len(test)} test, one-hot length {n}",
+    )
 
 
-def run_cifar(cfg: ILNNConfig, data: Split, seed: int = 0, device: str = "cpu",
-              flavours: tuple[str, ...] = ("euclidean", "hcnn", "ilnn")) -> dict[str, History]:
+def run_cifar(
+    cfg: ILNNConfig,
+    data: Split,
+    seed: int = 0,
+    device: str = "cpu",
+    flavours: tuple[str, ...] = ("euclidean", "hcnn", "ilnn"),
+) -> dict[str, History]:
     """Train each ResNet flavour (same trunk, recipe, data order and seed)."""
     recipe = VISION_RECIPE.scaled(cfg.cifar_epochs, cfg.batch_size, cfg.cifar_lr)
     out = {}
     for fl in flavours:
         torch.manual_seed(seed)
         model = resnet(fl, cfg.depth, data.num_classes, cfg.widths)
-        out[fl] = train_classifier(model, data.x_train, data.y_train, data.x_test, data.y_test, recipe,
-                                   augment=cfg.augment, seed=seed, device=device, desc=f"cifar {fl}")
+        out[fl] = train_classifier(
+            model,
+            data.x_train,
+            data.y_train,
+            data.x_test,
+            data.y_test,
+            recipe,
+            augment=cfg.augment,
+            seed=seed,
+            device=device,
+            desc=f"cifar {fl}",
+        )
     return out
 
 
-def run_genomics(cfg: ILNNConfig, data: Split, seed: int = 0, device: str = "cpu",
-                 flavours: tuple[str, ...] = ("euclidean", "hcnn", "ilnn"), bn: str = "gyrolbn") -> dict[str, History]:
+def run_genomics(
+    cfg: ILNNConfig,
+    data: Split,
+    seed: int = 0,
+    device: str = "cpu",
+    flavours: tuple[str, ...] = ("euclidean", "hcnn", "ilnn"),
+    bn: str = "gyrolbn",
+) -> dict[str, History]:
     """Train each genomic-CNN flavour with the genomics recipe (RiemannianAdam, scaled schedule)."""
     recipe = GENOMICS_RECIPE.scaled(cfg.genomics_epochs, cfg.genomics_batch, cfg.genomics_lr)
     out = {}
     for fl in flavours:
         torch.manual_seed(seed)
         model = GenomicCNN(fl, data.num_classes, channels=cfg.channels, hidden=cfg.hidden, bn=bn)
-        out[fl] = train_classifier(model, data.x_train, data.y_train, data.x_test, data.y_test, recipe,
-                                   seed=seed, device=device, desc=f"genomics {fl}")
+        out[fl] = train_classifier(
+            model,
+            data.x_train,
+            data.y_train,
+            data.x_test,
+            data.y_test,
+            recipe,
+            seed=seed,
+            device=device,
+            desc=f"genomics {fl}",
+        )
     return out
 
 
@@ -276,9 +386,11 @@ def design_rule_checks(seed: int = 0) -> dict[str, float]:
     x = L.expmap0(F.pad(0.5 * torch.randn(512, 8, generator=g, dtype=torch.float64) + 0.3, (1, 0)))
     y = bn(x).detach()
     b = L.expmap0(F.pad(bn.w.detach(), (1, 0)))
-    return {"plfc_flat_error": flat_err,
-            "gyrolbn_centroid_dist": float(L.dist(L.centroid(y), b)),
-            "gyrolbn_dispersion_error": abs(float(L.dist(y, b).mean()) - 0.5)}
+    return {
+        "plfc_flat_error": flat_err,
+        "gyrolbn_centroid_dist": float(L.dist(L.centroid(y), b)),
+        "gyrolbn_dispersion_error": abs(float(L.dist(y, b).mean()) - 0.5),
+    }
 
 
 def plot_curves(ax, hist: dict[str, History], metric: str = "test_acc", title: str = "") -> None:

@@ -36,8 +36,7 @@ def use_style() -> None:
     plt.rcParams.update(STYLE)
 
 
-def save_figure(fig: plt.Figure, figures_dir: str | os.PathLike, name: str,
-                svg: bool = False) -> Path:
+def save_figure(fig: plt.Figure, figures_dir: str | os.PathLike, name: str, svg: bool = False) -> Path:
     """Save ``fig`` as ``<figures_dir>/<name>.png`` (and ``.svg``) atomically; return the PNG path.
 
     The PNG metadata carries no timestamp, so re-running a notebook rewrites identical bytes when
@@ -58,10 +57,18 @@ def save_figure(fig: plt.Figure, figures_dir: str | os.PathLike, name: str,
     return out / f"{name}.png"
 
 
-def heatmap(ax: plt.Axes, matrix: np.ndarray, labels_x: Sequence[str] | None = None,
-            labels_y: Sequence[str] | None = None, title: str = "", cmap: str = "viridis",
-            vmin: float | None = None, vmax: float | None = None, annotate: bool = False,
-            fmt: str = ".2f") -> plt.Axes:
+def heatmap(
+    ax: plt.Axes,
+    matrix: np.ndarray,
+    labels_x: Sequence[str] | None = None,
+    labels_y: Sequence[str] | None = None,
+    title: str = "",
+    cmap: str = "viridis",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    annotate: bool = False,
+    fmt: str = ".2f",
+) -> plt.Axes:
     """Draw ``matrix`` as an image with optional tick labels, colour bar and cell annotations."""
     use_style()
     m = np.asarray(matrix, dtype=float)
@@ -76,16 +83,30 @@ def heatmap(ax: plt.Axes, matrix: np.ndarray, labels_x: Sequence[str] | None = N
     if annotate:
         for i in range(m.shape[0]):
             for j in range(m.shape[1]):
-                ax.text(j, i, format(m[i, j], fmt), ha="center", va="center", fontsize=6,
-                        color="w" if np.isfinite(m[i, j]) and m[i, j] < np.nanmean(m) else "k")
+                ax.text(
+                    j,
+                    i,
+                    format(m[i, j], fmt),
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="w" if np.isfinite(m[i, j]) and m[i, j] < np.nanmean(m) else "k",
+                )
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     ax.set_title(title)
     return ax
 
 
-def poincare_disk(ax: plt.Axes, points: np.ndarray, c: float = 1.0, colors: Sequence | None = None,
-                  labels: Sequence | None = None, s: float = 8.0, title: str = "",
-                  cmap: str = "tab10") -> plt.Axes:
+def poincare_disk(
+    ax: plt.Axes,
+    points: np.ndarray,
+    c: float = 1.0,
+    colors: Sequence | None = None,
+    labels: Sequence | None = None,
+    s: float = 8.0,
+    title: str = "",
+    cmap: str = "tab10",
+) -> plt.Axes:
     """Scatter 2-D Poincaré-ball points (radius ``1/sqrt(c)``) rescaled to the unit disk.
 
     ``points`` is ``[n, 2]``; ``colors`` per point (numbers or colour names); ``labels`` optional

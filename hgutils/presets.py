@@ -51,9 +51,7 @@ class Preset:
         values = dict(cls.PRESETS.get(scale, {}))
         unknown = (set(values) | set(overrides)) - names
         if unknown:
-            raise ValueError(
-                f"{cls.__name__} has no field(s) {sorted(unknown)}; fields are {sorted(names)}"
-            )
+            raise ValueError(f"{cls.__name__} has no field(s) {sorted(unknown)}; fields are {sorted(names)}")
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

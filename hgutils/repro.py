@@ -195,8 +195,12 @@ def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 # output locations
 # --------------------------------------------------------------------------------------------
-def output_dirs(notebook: str, scale: str, results_dir: str | os.PathLike | None = None,
-                figures_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:
+def output_dirs(
+    notebook: str,
+    scale: str,
+    results_dir: str | os.PathLike | None = None,
+    figures_dir: str | os.PathLike | None = None,
+) -> tuple[Path, Path]:
     """Where a notebook run writes: ``(results/<scale>/<notebook>, figures/<scale>)``, created.
 
     ``results_dir`` / ``figures_dir`` default to the repository's ``results/`` and ``figures/``.
@@ -267,8 +271,9 @@ class Claims:
         self.scale = scale
         self.rows: list[Claim] = []
 
-    def add(self, id: str, statement: str, *, paper: Any, ours: Any, criterion: str,
-            holds: bool | None, source: str) -> Claim:
+    def add(
+        self, id: str, statement: str, *, paper: Any, ours: Any, criterion: str, holds: bool | None, source: str
+    ) -> Claim:
         """Record a claim. ``holds`` is ``True``/``False`` from a measured criterion, or ``None``."""
         if any(r.id == id for r in self.rows):
             raise ValueError(f"claim id {id!r} already recorded in {self.notebook}")
@@ -276,8 +281,16 @@ class Claims:
             raise ValueError(f"holds must be True, False or None; got {holds!r}")
         if not criterion:
             raise ValueError(f"claim {id!r}: a verdict needs an explicit criterion")
-        row = Claim(id, statement, _jsonable(paper), _jsonable(ours), criterion,
-                    None if holds is None else bool(holds), source, self.scale)
+        row = Claim(
+            id,
+            statement,
+            _jsonable(paper),
+            _jsonable(ours),
+            criterion,
+            None if holds is None else bool(holds),
+            source,
+            self.scale,
+        )
         self.rows.append(row)
         return row
 
@@ -308,8 +321,7 @@ class Claims:
         """The ledger as a Markdown table."""
         head = "| claim | statement | paper | ours | criterion | verdict |\n|---|---|---|---|---|---|\n"
         body = "".join(
-            f"| {r.id} | {r.statement} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.criterion} | "
-            f"{r.verdict} |\n"
+            f"| {r.id} | {r.statement} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.criterion} | {r.verdict} |\n"
             for r in self.rows
         )
         return head + body

@@ -38,8 +38,15 @@ README_END = "<!-- CLAIMS:END -->"
 class NotebookFailure(RuntimeError):
     """A notebook raised during execution; the message names the notebook and the failing cell."""
 
-    def __init__(self, notebook: str, cell_index: int | None, ename: str, evalue: str,
-                 executed: Path | None = None, source: str = "") -> None:
+    def __init__(
+        self,
+        notebook: str,
+        cell_index: int | None,
+        ename: str,
+        evalue: str,
+        executed: Path | None = None,
+        source: str = "",
+    ) -> None:
         first = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
         where = "kernel start-up"
         if cell_index is not None:
@@ -96,8 +103,15 @@ def resolve_notebook(name: str | os.PathLike, notebook_dir: Path = NOTEBOOK_DIR)
 # --------------------------------------------------------------------------------------------
 # executing one notebook
 # --------------------------------------------------------------------------------------------
-def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, cwd: Path | None = None,
-            log_output: bool = False, progress_bar: bool = False) -> Path:
+def execute(
+    notebook: Path,
+    output: Path,
+    parameters: dict[str, Any],
+    *,
+    cwd: Path | None = None,
+    log_output: bool = False,
+    progress_bar: bool = False,
+) -> Path:
     """Execute ``notebook`` with papermill into ``output`` (atomically; see module docstring)."""
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
@@ -108,18 +122,24 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, cwd: Pa
     tmp = output.with_name(f".{output.stem}.running.ipynb")
     failed = output.with_name(f"{output.stem}.failed.ipynb")
     try:
-        pm.execute_notebook(str(notebook), str(tmp), parameters=parameters, kernel_name="python3",
-                            cwd=str(cwd or notebook.parent), log_output=log_output,
-                            progress_bar=progress_bar)
+        pm.execute_notebook(
+            str(notebook),
+            str(tmp),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(cwd or notebook.parent),
+            log_output=log_output,
+            progress_bar=progress_bar,
+        )
     except PapermillExecutionError as err:
         os.replace(tmp, failed)
-        raise NotebookFailure(notebook.name, err.cell_index, err.ename, str(err.evalue), failed,
-                              err.source) from None
+        raise NotebookFailure(notebook.name, err.cell_index, err.ename, str(err.evalue), failed, err.source) from None
     except Exception as err:  # kernel died, notebook unreadable, ...
         if tmp.exists():
             os.replace(tmp, failed)
-        raise NotebookFailure(notebook.name, None, type(err).__name__, str(err),
-                              failed if failed.exists() else None) from None
+        raise NotebookFailure(
+            notebook.name, None, type(err).__name__, str(err), failed if failed.exists() else None
+        ) from None
     os.replace(tmp, output)
     if failed.exists():
         failed.unlink()
@@ -143,9 +163,15 @@ class RunRecord:
     error: str = ""
 
 
-def reproduce(scale: str = "medium", only: str | None = None, device: str = "cpu",
-              out: str | os.PathLike | None = None, data_dir: str | None = None,
-              log_output: bool = False, notebook_dir: Path = NOTEBOOK_DIR) -> list[RunRecord]:
+def reproduce(
+    scale: str = "medium",
+    only: str | None = None,
+    device: str = "cpu",
+    out: str | os.PathLike | None = None,
+    data_dir: str | None = None,
+    log_output: bool = False,
+    notebook_dir: Path = NOTEBOOK_DIR,
+) -> list[RunRecord]:
     """Execute every numbered notebook (or those in ``only``) at ``scale``; keep going on failure.
 
     Returns one :class:`RunRecord` per notebook; the caller decides the exit code.
@@ -198,16 +224,23 @@ def claims_markdown(ledgers: Iterable[Claims], scale: str) -> str:
     for led in ledgers:
         for r in led.rows:
             n += 1
-            lines.append(f"| {led.notebook} | {r.id} | {r.statement} | {_fmt(r.paper)} ({r.source}) | "
-                         f"{_fmt(r.ours)} | {r.criterion} | **{r.verdict}** |")
+            lines.append(
+                f"| {led.notebook} | {r.id} | {r.statement} | {_fmt(r.paper)} ({r.source}) | "
+                f"{_fmt(r.ours)} | {r.criterion} | **{r.verdict}** |"
+            )
     if n == 0:
-        lines.append(f"| — | — | no ledgers found for scale `{scale}`; run `make reproduce SCALE={scale}` "
-                     "| — | — | — | — |")
+        lines.append(
+            f"| — | — | no ledgers found for scale `{scale}`; run `make reproduce SCALE={scale}` | — | — | — | — |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def write_claims(scale: str, out: str | os.PathLike | None = None,
-                 update_readme: bool = False, readme: Path = REPO_ROOT / "README.md") -> str:
+def write_claims(
+    scale: str,
+    out: str | os.PathLike | None = None,
+    update_readme: bool = False,
+    readme: Path = REPO_ROOT / "README.md",
+) -> str:
     """Render ``<out>/<scale>/CLAIMS.md``; optionally replace the README's marked section."""
     root = Path(out) if out else REPO_ROOT / "results"
     md = claims_markdown(collect_claims(scale, root), scale)
@@ -298,9 +331,15 @@ class SweepResult:
         return "\n".join([head, sep, *body]) + "\n"
 
 
-def sweep(notebook: str | os.PathLike, grid: dict[str, list[Any]], *, jobs: int = 1,
-          out: str | os.PathLike | None = None, base: dict[str, Any] | None = None,
-          notebook_dir: Path = NOTEBOOK_DIR) -> SweepResult:
+def sweep(
+    notebook: str | os.PathLike,
+    grid: dict[str, list[Any]],
+    *,
+    jobs: int = 1,
+    out: str | os.PathLike | None = None,
+    base: dict[str, Any] | None = None,
+    notebook_dir: Path = NOTEBOOK_DIR,
+) -> SweepResult:
     """Execute ``notebook`` at every point of ``grid`` (papermill), ``jobs`` points at a time.
 
     Each point writes ``<out>/<point>/run.ipynb`` and its ledger under ``<out>/<point>/``;

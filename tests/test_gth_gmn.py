@@ -165,8 +165,14 @@ def test_no_nan_in_200_training_steps():
     g = make_graph(data)
     y = torch.arange(20) % 2
     m = GTHGMN.for_graph(g, "classification", 2, small_cfg(stage1_frac=0.3))
-    res = fit(m, g, y, torch.arange(16), torch.arange(16, 20),
-              cfg=TrainConfig(epochs=100, batch_size=4, max_steps=200, patience=1000))
+    res = fit(
+        m,
+        g,
+        y,
+        torch.arange(16),
+        torch.arange(16, 20),
+        cfg=TrainConfig(epochs=100, batch_size=4, max_steps=200, patience=1000),
+    )
     assert res.steps == 200
     assert all(torch.isfinite(p).all() for p in m.parameters())
     assert all(v == v for row in res.history for v in row.values())  # no NaN logged
@@ -249,8 +255,12 @@ def test_bad_input_errors():
     g = make_graph(make_data(2, 3))
     m = GTHGMN.for_graph(g, "classification", 2, small_cfg())
     # architecture mismatch: a deeper MLP has more layer labels
-    g4 = make_graph(WeightData(tuple(torch.randn(2, 3, o, i) for i, o in [(2, 4), (4, 4), (4, 4), (4, 1)]),
-                               tuple(torch.randn(2, 3, o) for o in (4, 4, 4, 1))))
+    g4 = make_graph(
+        WeightData(
+            tuple(torch.randn(2, 3, o, i) for i, o in [(2, 4), (4, 4), (4, 4), (4, 1)]),
+            tuple(torch.randn(2, 3, o) for o in (4, 4, 4, 1)),
+        )
+    )
     with pytest.raises(ValueError, match="mismatch"):
         m.embed(g4)
     empty = dataclasses.replace(g, edge_weight=g.edge_weight[:, :0], node_feat=g.node_feat[:, :0])
@@ -288,6 +298,7 @@ def test_gth_gmn_overfits_32_networks_with_default_loss_weights():
     y = torch.randint(0, 2, (32,), generator=torch.Generator().manual_seed(0))
     m = GTHGMN.for_graph(g, "classification", 2, small_cfg())
     assert m.loss_weights["mag"] > 0 and m.loss_weights["link"] > 0  # auxiliary losses on
-    res = fit(m, g, y, torch.arange(32), torch.arange(32),
-              cfg=TrainConfig(epochs=150, batch_size=32, lr=3e-3, patience=25))
+    res = fit(
+        m, g, y, torch.arange(32), torch.arange(32), cfg=TrainConfig(epochs=150, batch_size=32, lr=3e-3, patience=25)
+    )
     assert res.metrics["train"]["accuracy"] == 1.0, res.history[-1]

@@ -120,8 +120,9 @@ def test_train_classifier_is_reproducible_and_resumes(tmp_path):
     def run(ckpt=None, epochs=3):
         torch.manual_seed(1)
         m = resnet("ilnn", 8, num_classes=3, widths=(4, 4, 4))
-        return train_classifier(m, x, y, x[:24], y[:24], Recipe(**{**rec.__dict__, "epochs": epochs}),
-                                augment=True, seed=3, checkpoint=ckpt)
+        return train_classifier(
+            m, x, y, x[:24], y[:24], Recipe(**{**rec.__dict__, "epochs": epochs}), augment=True, seed=3, checkpoint=ckpt
+        )
 
     h1, h2 = run(), run()
     assert h1.train_loss == h2.train_loss and h1.test_acc == h2.test_acc

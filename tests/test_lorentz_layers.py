@@ -88,8 +88,9 @@ def test_every_layer_outputs_points_on_the_hyperboloid(c, dtype):
         torch.manual_seed(0)
         mod = make().to(dtype)
         perturb(mod)
-        x = points(shape[:-1], shape[-1], c, max_time=1e4 if dtype == torch.float32 else 1e3,
-                   dtype=dtype).requires_grad_()
+        x = points(
+            shape[:-1], shape[-1], c, max_time=1e4 if dtype == torch.float32 else 1e3, dtype=dtype
+        ).requires_grad_()
         for train in (True, False):
             mod.train(train)
             y = mod(x)
@@ -111,8 +112,16 @@ def test_gradcheck_float64():
     c = 0.7
     x = points((5,), 3, c, max_time=20, dtype=D64).requires_grad_()
     img = points((2, 3, 3), 2, c, max_time=20, dtype=D64).requires_grad_()
-    mods = [PLFC(3, 2, c), GyroBias(3, c), GyroLBN(3, c), GyroLBN(3, c, dispersion="squared"),
-            LorentzBN(3, c), LorentzFC(3, 2, c), LorentzMLR(3, 4, c), LorentzActivation(torch.tanh, c)]
+    mods = [
+        PLFC(3, 2, c),
+        GyroBias(3, c),
+        GyroLBN(3, c),
+        GyroLBN(3, c, dispersion="squared"),
+        LorentzBN(3, c),
+        LorentzFC(3, 2, c),
+        LorentzMLR(3, 4, c),
+        LorentzActivation(torch.tanh, c),
+    ]
     for m in mods:
         m = m.double()
         perturb(m)

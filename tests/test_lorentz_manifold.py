@@ -318,9 +318,16 @@ def test_float32_stress_large_times():
     z = torch.randn(4, 8)
     a = torch.randn(4)
     outs = [
-        L.dist(x, y, c), L.logmap0(x, c), L.logmap(x, y, c), L.gyroadd(x, y, c),
-        L.gyroscalar(0.5, x, c), L.centroid(x[None], c), L.hyperplane_logits(x, z, a, c),
-        L.transp(x, y, L.logmap0(y, c), c), L.to_poincare(x, c), L.frechet_dispersion(x[None], y[:1], c),
+        L.dist(x, y, c),
+        L.logmap0(x, c),
+        L.logmap(x, y, c),
+        L.gyroadd(x, y, c),
+        L.gyroscalar(0.5, x, c),
+        L.centroid(x[None], c),
+        L.hyperplane_logits(x, z, a, c),
+        L.transp(x, y, L.logmap0(y, c), c),
+        L.to_poincare(x, c),
+        L.frechet_dispersion(x[None], y[:1], c),
     ]
     for o in outs:
         assert torch.isfinite(o).all()

@@ -33,8 +33,10 @@ SIZES = (2, 5, 5, 1)
 def make_data(n=6, T=3, dtype=torch.float64, seed=0, sizes=SIZES) -> WeightData:
     g = torch.Generator().manual_seed(seed)
     L = len(sizes) - 1
-    return WeightData(tuple(torch.randn(n, T, sizes[i + 1], sizes[i], generator=g, dtype=dtype) for i in range(L)),
-                      tuple(torch.randn(n, T, sizes[i + 1], generator=g, dtype=dtype) for i in range(L)))
+    return WeightData(
+        tuple(torch.randn(n, T, sizes[i + 1], sizes[i], generator=g, dtype=dtype) for i in range(L)),
+        tuple(torch.randn(n, T, sizes[i + 1], generator=g, dtype=dtype) for i in range(L)),
+    )
 
 
 @dataclasses.dataclass
@@ -143,8 +145,9 @@ def test_each_baseline_overfits_32_networks(name):
     else:
         d, m = data, baselines(2, k=2)[name]
     # validation = the training set: this checks the capacity to fit, early stopping ends it at 100 %
-    res = fit(m, d, y, torch.arange(32), torch.arange(32),
-              cfg=TrainConfig(epochs=150, batch_size=32, lr=3e-3, patience=25))
+    res = fit(
+        m, d, y, torch.arange(32), torch.arange(32), cfg=TrainConfig(epochs=150, batch_size=32, lr=3e-3, patience=25)
+    )
     assert res.metrics["train"]["accuracy"] == 1.0, res.history[-1]
 
 

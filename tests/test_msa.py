@@ -185,8 +185,9 @@ def test_module_layer_fn_int_and_name():
 def test_stacked_mlp_metrics_match_per_network():
     from hgutils.weightspace.stacked import init_mlp
 
-    params = init_mlp(3, (2, 12, 10, 4), scheme="normal", gain=1.3,
-                      generator=torch.Generator().manual_seed(1), dtype=DT)
+    params = init_mlp(
+        3, (2, 12, 10, 4), scheme="normal", gain=1.3, generator=torch.Generator().manual_seed(1), dtype=DT
+    )
     pts = torch.randn(7, 2, dtype=DT)
     for layer in (0, 1, 2):
         G = mlp_pullback_metrics(params, pts, layer)

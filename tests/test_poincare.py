@@ -27,8 +27,9 @@ def close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-9) -> None:
     torch.testing.assert_close(a, b, atol=tol, rtol=tol)
 
 
-def ball(gen: torch.Generator, shape: tuple[int, ...], c: float, rmax: float = 0.9,
-         dtype: torch.dtype = F64) -> torch.Tensor:
+def ball(
+    gen: torch.Generator, shape: tuple[int, ...], c: float, rmax: float = 0.9, dtype: torch.dtype = F64
+) -> torch.Tensor:
     """Random points with sqrt(c)*||x|| uniform in [0, rmax] (rmax < 1: inside the ball)."""
     d = torch.randn(*shape, generator=gen, dtype=F64)
     d = d / d.norm(dim=-1, keepdim=True)
@@ -111,8 +112,7 @@ def test_dist_invariant_under_left_translation(c: float, seed: int) -> None:
     x, y, z = ball(g, (6, 3), c, 0.7), ball(g, (6, 3), c, 0.7), ball(g, (6, 3), c, 0.7)
     close(P.dist(P.mobius_add(z, x, c), P.mobius_add(z, y, c), c), P.dist(x, y, c), 1e-8)
     # distance to the origin: (2/sqrt c) artanh(sqrt c ||x||)
-    close(P.dist(torch.zeros_like(x), x, c),
-          2 / math.sqrt(c) * torch.atanh(math.sqrt(c) * x.norm(dim=-1)))
+    close(P.dist(torch.zeros_like(x), x, c), 2 / math.sqrt(c) * torch.atanh(math.sqrt(c) * x.norm(dim=-1)))
 
 
 @PROPS
@@ -285,8 +285,10 @@ def test_tensor_curvature_broadcasts_over_batch() -> None:
         close(batched, ref)
         assert batched.shape == ref.shape, name
     pts = torch.stack([x, y], 1)
-    close(P.einstein_midpoint(pts, None, cs),
-          torch.stack([P.einstein_midpoint(pts[i], None, float(cs[i])) for i in range(3)]))
+    close(
+        P.einstein_midpoint(pts, None, cs),
+        torch.stack([P.einstein_midpoint(pts[i], None, float(cs[i])) for i in range(3)]),
+    )
     assert P.dist(x, y, 1.0).shape == (3,)
     assert P.dist(x[0], y[0], 1.0).shape == ()
 
@@ -336,16 +338,19 @@ def test_agrees_with_geoopt(c: float, seed: int) -> None:
         "project": (P.project(far, c), pb.projx(far)),
         "dist2plane": (P.dist2plane(x, y, a, c), pb.dist2plane(x, y, a, signed=True)),
         "dist2plane_unsigned": (P.dist2plane(x, y, a, c, signed=False), pb.dist2plane(x, y, a)),
-        "affine": (P.affine(x, W, b, c),
-                   pb.mobius_add(pb.mobius_matvec(W, x, project=False), pb.expmap0(b, project=False),
-                                 project=False)),
+        "affine": (
+            P.affine(x, W, b, c),
+            pb.mobius_add(pb.mobius_matvec(W, x, project=False), pb.expmap0(b, project=False), project=False),
+        ),
     }
     # geoopt's midpoint adds 1e-10 to its denominator sum(w (lambda - 1)); weights scaled by 1e3
     # (only their ratios matter) make that bias negligible
     pts = torch.stack([x, y, ball(g, (8, 5), c)], -2)
     w = (torch.rand(8, 3, generator=g, dtype=F64) + 0.1) * 1e3
-    pairs["einstein_midpoint"] = (P.einstein_midpoint(pts, w, c),
-                                  pb.weighted_midpoint(pts, w, reducedim=[-2], project=False))
+    pairs["einstein_midpoint"] = (
+        P.einstein_midpoint(pts, w, c),
+        pb.weighted_midpoint(pts, w, reducedim=[-2], project=False),
+    )
     for name, (ours, ref) in pairs.items():
         assert ours.shape == ref.shape, name
         torch.testing.assert_close(ours, ref, atol=1e-10, rtol=1e-10, msg=lambda m, n=name: f"{n}: {m}")
@@ -390,10 +395,17 @@ def test_gradcheck(c: float) -> None:
     w = torch.rand(3, 2, generator=g, dtype=F64) + 0.1
     _gc(lambda p, w: P.einstein_midpoint(p, w, c), pts, w)
     index = torch.tensor([0, 2, 0, 1, 2, 2])
-    _gc(lambda p, w: P.einstein_midpoint_scatter(p, w, index, 4, c), torch.cat([x, y]),
-        torch.rand(6, generator=g, dtype=F64) + 0.1)
-    _gc(lambda d, r, t: P.fermi_dirac(d, r, t), vec(g, (5,)).abs(), torch.tensor(1.5, dtype=F64),
-        torch.tensor(0.7, dtype=F64))
+    _gc(
+        lambda p, w: P.einstein_midpoint_scatter(p, w, index, 4, c),
+        torch.cat([x, y]),
+        torch.rand(6, generator=g, dtype=F64) + 0.1,
+    )
+    _gc(
+        lambda d, r, t: P.fermi_dirac(d, r, t),
+        vec(g, (5,)).abs(),
+        torch.tensor(1.5, dtype=F64),
+        torch.tensor(0.7, dtype=F64),
+    )
     # gradient with respect to a learnable curvature
     _gc(lambda c_: P.dist(x, y, c_), ct)
     _gc(lambda c_: P.expmap(x, u, c_), ct)
@@ -416,8 +428,15 @@ def test_float32_boundary_finite_values_and_grads(c: float) -> None:
     # pairs: random near-boundary, antipodal, identical, boundary with interior, zero
     xs = torch.cat([edge, edge, edge, edge, zero])
     ys = torch.cat([edge.roll(1, 0), -edge, edge, inner, zero])
-    us = torch.cat([vec(g, (8, 16), 5.0), vec(g, (8, 16), 1e-3), torch.zeros(8, 16, dtype=torch.float64),
-                    vec(g, (8, 16), 100.0), torch.zeros(8, 16, dtype=torch.float64)]).to(f32)
+    us = torch.cat(
+        [
+            vec(g, (8, 16), 5.0),
+            vec(g, (8, 16), 1e-3),
+            torch.zeros(8, 16, dtype=torch.float64),
+            vec(g, (8, 16), 100.0),
+            torch.zeros(8, 16, dtype=torch.float64),
+        ]
+    ).to(f32)
     a = vec(g, (40, 16)).to(f32)
     W = vec(g, (16, 16), 0.3).to(f32)
     b = vec(g, (16,), 0.3).to(f32)
@@ -559,15 +578,21 @@ def test_validation_raises_for_points_off_the_ball() -> None:
         P.mobius_add(off, ok, c, validate=True)
     with pytest.raises(ValueError, match="y must lie"):
         P.dist(ok, off, c, validate=True)
-    for f in (lambda: P.expmap(off, ok, c, validate=True), lambda: P.logmap(ok, off, c, validate=True),
-              lambda: P.logmap0(off, c, validate=True), lambda: P.mobius_scalar(2.0, off, c, validate=True),
-              lambda: P.mobius_matvec(torch.eye(3), off, c, validate=True),
-              lambda: P.transp0(off, ok, c, validate=True), lambda: P.lambda_x(off, c, validate=True),
-              lambda: P.to_klein(off, c, validate=True), lambda: P.from_klein(off, c, validate=True),
-              lambda: P.dist2plane(off, ok, ok, c, validate=True),
-              lambda: P.affine(off, torch.eye(3), torch.zeros(3), c, validate=True),
-              lambda: P.einstein_midpoint(off.unsqueeze(0), None, c, validate=True),
-              lambda: P.einstein_midpoint_scatter(off, None, torch.tensor([0, 1]), 2, c, validate=True)):
+    for f in (
+        lambda: P.expmap(off, ok, c, validate=True),
+        lambda: P.logmap(ok, off, c, validate=True),
+        lambda: P.logmap0(off, c, validate=True),
+        lambda: P.mobius_scalar(2.0, off, c, validate=True),
+        lambda: P.mobius_matvec(torch.eye(3), off, c, validate=True),
+        lambda: P.transp0(off, ok, c, validate=True),
+        lambda: P.lambda_x(off, c, validate=True),
+        lambda: P.to_klein(off, c, validate=True),
+        lambda: P.from_klein(off, c, validate=True),
+        lambda: P.dist2plane(off, ok, ok, c, validate=True),
+        lambda: P.affine(off, torch.eye(3), torch.zeros(3), c, validate=True),
+        lambda: P.einstein_midpoint(off.unsqueeze(0), None, c, validate=True),
+        lambda: P.einstein_midpoint_scatter(off, None, torch.tensor([0, 1]), 2, c, validate=True),
+    ):
         with pytest.raises(ValueError, match="ball"):
             f()
     with pytest.raises(ValueError, match="non-finite"):

@@ -39,9 +39,14 @@ def _invariant_net(enc, gen_elem, order, hidden_block=6, width2=5, seed=0):
     b0 = torch.randn(hidden_block, generator=g, dtype=torch.float64).repeat(order)
     B = torch.randn(width2, hidden_block, generator=g, dtype=torch.float64)
     W1 = torch.cat([B] * order, dim=1)
-    params = {"W0": W0, "b0": b0, "W1": W1, "b1": torch.randn(width2, generator=g, dtype=torch.float64),
-              "W2": torch.randn(1, width2, generator=g, dtype=torch.float64),
-              "b2": torch.zeros(1, dtype=torch.float64)}
+    params = {
+        "W0": W0,
+        "b0": b0,
+        "W1": W1,
+        "b1": torch.randn(width2, generator=g, dtype=torch.float64),
+        "W2": torch.randn(1, width2, generator=g, dtype=torch.float64),
+        "b2": torch.zeros(1, dtype=torch.float64),
+    }
     return {k: v.unsqueeze(0) for k, v in params.items()}
 
 
@@ -114,7 +119,9 @@ def test_score_scale_properties():
     c = readout_score(gam, rho, "cosine")
     assert torch.allclose(readout_score(gam, 0.1 * rho, "cosine"), c)  # scale-free in rho
     assert not torch.allclose(readout_score(gam, 0.1 * rho), s)  # the Frobenius score is not
-    assert torch.allclose(readout_score(gam, torch.eye(48, dtype=torch.float64)), torch.tensor(1.0, dtype=torch.float64))
+    assert torch.allclose(
+        readout_score(gam, torch.eye(48, dtype=torch.float64)), torch.tensor(1.0, dtype=torch.float64)
+    )
 
 
 def test_functional_score():
@@ -158,8 +165,7 @@ def test_experiment_pipeline_tiny():
     )
     from hgutils.symmetry.groups import rotation_sweep
 
-    cfg = SymmetryReadoutConfig.from_scale("smoke", hidden=8, n_points=256, batch=32, steps=3, n_eval=64,
-                                           sweep_num=12)
+    cfg = SymmetryReadoutConfig.from_scale("smoke", hidden=8, n_points=256, batch=32, steps=3, n_eval=64, sweep_num=12)
     grid = train_grid(cfg, seed=0)
     assert len(grid.meta) == 18 and grid.params["W0"].shape == (18, 8, 48)
     assert grid.history.shape == (3, 18) and torch.isfinite(grid.history).all()
@@ -171,8 +177,9 @@ def test_experiment_pipeline_tiny():
     # the long table agrees with a direct readout_profile call, row by row
     tri = grid.select(encoding="TriAxisPE")
     direct = readout_profile(grid.subset(tri), grid.encodings[1], els).numpy()
-    f = frame[(frame["observation"] == "prefix1") & (frame["variant"] == "frobenius")
-              & (frame["encoding"] == "TriAxisPE")]
+    f = frame[
+        (frame["observation"] == "prefix1") & (frame["variant"] == "frobenius") & (frame["encoding"] == "TriAxisPE")
+    ]
     assert np.allclose(f["score"].to_numpy().reshape(len(tri), len(els)), direct)
     assert f["in_G_true"].to_numpy().reshape(len(tri), len(els))[1].sum() == 6  # the triangle's D3
     tab = score_table(frame, "prefix1")

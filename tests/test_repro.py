@@ -108,8 +108,15 @@ def test_cached_rejects_bad_name(tmp_path):
 
 def test_claims_round_trip_and_verdicts(tmp_path, capsys):
     c = Claims("05_x", "smoke")
-    c.add("a", "A holds", paper=0.9, ours=np.float64(0.95), criterion="ours > 0.5", holds=np.bool_(True),
-          source="paper Tab. 1")
+    c.add(
+        "a",
+        "A holds",
+        paper=0.9,
+        ours=np.float64(0.95),
+        criterion="ours > 0.5",
+        holds=np.bool_(True),
+        source="paper Tab. 1",
+    )
     c.add("b", "B fails", paper="qualitative", ours=[1, 2], criterion="x", holds=False, source="s")
     c.add("c", "C untested", paper=1.0, ours=None, criterion="needs paper scale", holds=None, source="s")
     path = c.save(tmp_path)
@@ -122,8 +129,9 @@ def test_claims_round_trip_and_verdicts(tmp_path, capsys):
     assert "| a | A holds | 0.9 | 0.95 | ours > 0.5 | holds |" in c.markdown()
     assert "| b | B fails | qualitative | [1, 2] |" in c.markdown()
     d = Claims("x", "smoke")
-    d.add("m", "s", paper=None, ours={"msa": 8.859e-17, "rows": [{"k": 0.123456}]}, criterion="c", holds=None,
-          source="s")
+    d.add(
+        "m", "s", paper=None, ours={"msa": 8.859e-17, "rows": [{"k": 0.123456}]}, criterion="c", holds=None, source="s"
+    )
     assert "| — | msa=8.859e-17; rows=[(k=0.1235)] |" in d.markdown()
 
 

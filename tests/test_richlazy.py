@@ -31,7 +31,7 @@ def test_ring_blobs_labels_and_geometry():
     assert torch.equal(torch.bincount(y), torch.full((5,), 14))
     assert torch.allclose(X.norm(dim=1), torch.ones(70), atol=0.05)  # centres on the unit circle
     # opposite blobs share a label
-    assert torch.equal(y[:7], y[5 * 7: 6 * 7])
+    assert torch.equal(y[:7], y[5 * 7 : 6 * 7])
     with pytest.raises(ValueError, match="n_classes"):
         ring_blobs(1, 5)
 

@@ -66,8 +66,10 @@ def test_failure_names_notebook_and_cell(tmp_path, capsys):
     rc = main(["sweep", str(TINY), "-p", "fail", "true", "--out", str(out)])
     assert rc == 1
     err = capsys.readouterr().err
-    assert "tiny_claims.ipynb: cell 3 of the executed copy (first line: `import numpy as np`) raised " \
+    assert (
+        "tiny_claims.ipynb: cell 3 of the executed copy (first line: `import numpy as np`) raised "
         "RuntimeError: failure requested" in err
+    )
     assert not (out / "fail=true" / "run.ipynb").exists()  # a failed point is not "complete"
     assert (out / "fail=true" / "run.failed.ipynb").exists()
 

@@ -32,11 +32,17 @@ def test_known_distances():
     v = torch.tensor([[0.0, 0.6], [0.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     assert torch.allclose(tri.sdf(v), torch.tensor([0.0, -0.3, 0.4], dtype=torch.float64), atol=1e-12)
     hexa = SHAPES["hexagon"]  # apothem = R cos 30
-    assert torch.allclose(hexa.sdf(torch.zeros(1, 2, dtype=torch.float64)),
-                          torch.tensor([-0.6 * math.cos(math.pi / 6)], dtype=torch.float64), atol=1e-12)
+    assert torch.allclose(
+        hexa.sdf(torch.zeros(1, 2, dtype=torch.float64)),
+        torch.tensor([-0.6 * math.cos(math.pi / 6)], dtype=torch.float64),
+        atol=1e-12,
+    )
     rect = SHAPES["rectangle"]
-    assert torch.allclose(rect.sdf(torch.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)),
-                          torch.tensor([-0.35, 0.65, 0.4], dtype=torch.float64), atol=1e-12)
+    assert torch.allclose(
+        rect.sdf(torch.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)),
+        torch.tensor([-0.35, 0.65, 0.4], dtype=torch.float64),
+        atol=1e-12,
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -64,7 +70,7 @@ def test_true_groups():
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_sdf_symmetric_exactly_under_its_group(name):
     shape = SHAPES[name]
-    x = (torch.rand(500, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 2 - 1)
+    x = torch.rand(500, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 2 - 1
     f = shape.sdf(x)
     for g in candidate_elements():
         gap = (shape.sdf(x @ g.matrix.T) - f).abs().max().item()

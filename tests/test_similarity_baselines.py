@@ -194,8 +194,13 @@ def test_svcca_keep_options():
 def test_matrix_helpers_match_pairwise():
     reps = [related(s, n=40, p=5)[k] for s in range(2) for k in range(2)]
     reps.append(torch.as_tensor(reps[0] @ np.diag([1, 2, 3, 4, 5.0])))  # torch input accepted
-    for mat, f in [(linear_cka_matrix, linear_cka), (cca_matrix, cca_similarity), (svcca_matrix, svcca),
-                   (rsa_matrix, rsa), (procrustes_matrix, procrustes_similarity)]:
+    for mat, f in [
+        (linear_cka_matrix, linear_cka),
+        (cca_matrix, cca_similarity),
+        (svcca_matrix, svcca),
+        (rsa_matrix, rsa),
+        (procrustes_matrix, procrustes_similarity),
+    ]:
         S = mat(reps)
         assert S.shape == (5, 5) and np.allclose(S, S.T)
         for i, j in [(0, 1), (2, 4), (3, 3)]:

@@ -47,12 +47,15 @@ def _regression_task(N: int, P: int = 40, seed: int = 0):
     return x, y
 
 
-@pytest.mark.parametrize("optimizer,act_name,act,dtype,tol", [
-    ("adam", "tanh", torch.nn.Tanh(), torch.float32, 1e-4),
-    ("adam", "relu", torch.nn.ReLU(), torch.float64, 1e-10),
-    ("sgd", "tanh", torch.nn.Tanh(), torch.float32, 1e-4),
-    ("sgd", "relu", torch.nn.ReLU(), torch.float64, 1e-10),
-])
+@pytest.mark.parametrize(
+    "optimizer,act_name,act,dtype,tol",
+    [
+        ("adam", "tanh", torch.nn.Tanh(), torch.float32, 1e-4),
+        ("adam", "relu", torch.nn.ReLU(), torch.float64, 1e-10),
+        ("sgd", "tanh", torch.nn.Tanh(), torch.float32, 1e-4),
+        ("sgd", "relu", torch.nn.ReLU(), torch.float64, 1e-10),
+    ],
+)
 def test_batch_equals_alone(optimizer, act_name, act, dtype, tol):
     """Each network of a batch trains exactly as it would alone with torch.optim (100 steps).
 
@@ -69,8 +72,7 @@ def test_batch_equals_alone(optimizer, act_name, act, dtype, tol):
     def loss_fn(p):
         return ((mlp_forward(p, x, act_name) - y) ** 2).mean(dim=(1, 2))
 
-    res = train_stacked(params, loss_fn, steps=steps, optimizer=optimizer, lr=lr, weight_decay=wd,
-                        momentum=0.9)
+    res = train_stacked(params, loss_fn, steps=steps, optimizer=optimizer, lr=lr, weight_decay=wd, momentum=0.9)
     for i in range(N):
         net = _sequential(params, i, act)
         lr_i = float(lr[i]) if isinstance(lr, torch.Tensor) else lr
@@ -111,8 +113,13 @@ def test_snapshots_first_is_init_last_is_final():
     params = init_mlp(N, SIZES, generator=torch.Generator().manual_seed(2))
     x, y = _regression_task(N)
     sched = snapshot_schedule(steps, 7, "log")
-    res = train_stacked(params, lambda p: ((mlp_forward(p, x, "relu") - y) ** 2).mean(dim=(1, 2)),
-                        steps=steps, lr=1e-2, snapshot_steps=sched)
+    res = train_stacked(
+        params,
+        lambda p: ((mlp_forward(p, x, "relu") - y) ** 2).mean(dim=(1, 2)),
+        steps=steps,
+        lr=1e-2,
+        snapshot_steps=sched,
+    )
     assert res.steps.tolist() == sched
     for k in params:
         assert res.snapshots[k].shape == (N, 7, *params[k].shape[1:])
@@ -120,11 +127,18 @@ def test_snapshots_first_is_init_last_is_final():
         torch.testing.assert_close(res.snapshots[k][:, -1], res.params[k], rtol=0, atol=0)
     # intermediate snapshot = training stopped after that many steps
     mid = sched[3]
-    res_mid = train_stacked(params, lambda p: ((mlp_forward(p, x, "relu") - y) ** 2).mean(dim=(1, 2)),
-                            steps=mid, lr=1e-2)
+    res_mid = train_stacked(
+        params, lambda p: ((mlp_forward(p, x, "relu") - y) ** 2).mean(dim=(1, 2)), steps=mid, lr=1e-2
+    )
     torch.testing.assert_close(res.snapshots["W1"][:, 3], res_mid.params["W1"], rtol=0, atol=0)
-    half = train_stacked(params, lambda p: ((mlp_forward(p, x, "relu") - y) ** 2).mean(dim=(1, 2)),
-                         steps=steps, lr=1e-2, snapshot_steps=sched, snapshot_dtype=torch.float16)
+    half = train_stacked(
+        params,
+        lambda p: ((mlp_forward(p, x, "relu") - y) ** 2).mean(dim=(1, 2)),
+        steps=steps,
+        lr=1e-2,
+        snapshot_steps=sched,
+        snapshot_dtype=torch.float16,
+    )
     assert half.snapshots["W0"].dtype == torch.float16
 
 
@@ -145,8 +159,7 @@ def test_freezing_keeps_stopped_networks_fixed():
         calls["n"] += 1
         return torch.tensor([False, s >= 10, s >= 25, False])
 
-    res = train_stacked(params, loss_fn, steps=steps, lr=1e-2, stop_fn=stop_fn,
-                        snapshot_steps=list(range(steps + 1)))
+    res = train_stacked(params, loss_fn, steps=steps, lr=1e-2, stop_fn=stop_fn, snapshot_steps=list(range(steps + 1)))
     assert res.stopped_at.tolist() == [-1, 10, 25, -1]
     for k in params:
         # unaffected networks: identical to the run without stopping
@@ -162,9 +175,14 @@ def test_all_stopped_ends_early():
     N = 2
     params = init_mlp(N, SIZES, generator=torch.Generator().manual_seed(4))
     x, y = _regression_task(N)
-    res = train_stacked(params, lambda p: ((mlp_forward(p, x, "tanh") - y) ** 2).mean(dim=(1, 2)),
-                        steps=20, lr=1e-2, snapshot_steps=[0, 5, 20],
-                        stop_fn=lambda p, losses: torch.ones(N, dtype=torch.bool))
+    res = train_stacked(
+        params,
+        lambda p: ((mlp_forward(p, x, "tanh") - y) ** 2).mean(dim=(1, 2)),
+        steps=20,
+        lr=1e-2,
+        snapshot_steps=[0, 5, 20],
+        stop_fn=lambda p, losses: torch.ones(N, dtype=torch.bool),
+    )
     assert res.stopped_at.tolist() == [0, 0]
     for k in params:
         torch.testing.assert_close(res.params[k], params[k], rtol=0, atol=0)
@@ -195,8 +213,14 @@ def test_forward_shared_inputs_layer_and_net():
 @pytest.mark.parametrize("scheme", ["kaiming_uniform", "normal", "siren", "siren_dwsnets"])
 def test_init_schemes_statistics(scheme):
     N, sizes, w0 = 400, (2, 32, 32, 1), 30.0
-    p = init_mlp(N, sizes, scheme=scheme, gain=2.0 if scheme == "normal" else 1.0, omega0=w0,
-                 generator=torch.Generator().manual_seed(0))
+    p = init_mlp(
+        N,
+        sizes,
+        scheme=scheme,
+        gain=2.0 if scheme == "normal" else 1.0,
+        omega0=w0,
+        generator=torch.Generator().manual_seed(0),
+    )
     W0, W1, b1 = p["W0"], p["W1"], p["b1"]
     if scheme == "kaiming_uniform":
         assert W1.abs().max() <= 1 / math.sqrt(32) and W1.abs().max() > 0.95 / math.sqrt(32)
@@ -239,8 +263,7 @@ def test_errors():
     with pytest.raises(ValueError, match="training steps"):
         snapshot_schedule(5, 7)
     with pytest.raises(ValueError, match="training steps"):
-        train_stacked(params, lambda p: mlp_forward(p, x).sum(dim=(1, 2)), steps=3,
-                      snapshot_steps=[0, 1, 2, 3, 4])
+        train_stacked(params, lambda p: mlp_forward(p, x).sum(dim=(1, 2)), steps=3, snapshot_steps=[0, 1, 2, 3, 4])
     with pytest.raises(ValueError, match="strictly increasing"):
         train_stacked(params, lambda p: mlp_forward(p, x).sum(dim=(1, 2)), steps=3, snapshot_steps=[0, 5])
     with pytest.raises(ValueError, match="unknown activation"):

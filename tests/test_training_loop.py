@@ -30,8 +30,11 @@ def make_zoo(n=12, T=3, seed=0, dtype=torch.float32) -> Zoo:
     for i in range(len(SIZES) - 1):
         params[f"W{i}"] = torch.randn(n, T, SIZES[i + 1], SIZES[i], generator=g, dtype=dtype)
         params[f"b{i}"] = torch.randn(n, T, SIZES[i + 1], generator=g, dtype=dtype)
-    meta = {"label": torch.arange(n) % 2, "target": torch.randn(n, 2, generator=g),
-            "test_acc": torch.rand(n, generator=g)}
+    meta = {
+        "label": torch.arange(n) % 2,
+        "target": torch.randn(n, 2, generator=g),
+        "test_acc": torch.rand(n, generator=g),
+    }
     return Zoo(MLPSpec(SIZES, "sine", 30.0), params, torch.arange(T) * 10, meta)
 
 
@@ -74,11 +77,23 @@ def test_early_stopping_and_best_state_restored():
     torch.manual_seed(0)
     m = build_metanet("StatNN", zoo, "classification", 2)
     data = m.prepare(zoo)
-    res = fit(m, data, zoo.meta["label"], torch.arange(12), torch.arange(12, 16),
-              cfg=TrainConfig(epochs=50, lr=0.0, patience=3))
+    res = fit(
+        m,
+        data,
+        zoo.meta["label"],
+        torch.arange(12),
+        torch.arange(12, 16),
+        cfg=TrainConfig(epochs=50, lr=0.0, patience=3),
+    )
     assert len(res.history) == 4  # epoch 0 is the best, three more without improvement
-    res2 = fit(m, data, zoo.meta["label"], torch.arange(12), torch.arange(12, 16),
-               cfg=TrainConfig(epochs=5, lr=1e-2, patience=100))
+    res2 = fit(
+        m,
+        data,
+        zoo.meta["label"],
+        torch.arange(12),
+        torch.arange(12, 16),
+        cfg=TrainConfig(epochs=5, lr=1e-2, patience=100),
+    )
     best = res2.history[res2.best_epoch]["val_accuracy"]
     assert res2.metrics["val"]["accuracy"] == pytest.approx(best)
 
@@ -131,12 +146,24 @@ def test_two_stage_optimisation_moves_ball_coordinates_only_in_stage_two():
     m = build_metanet("GTH-GMN", zoo, "classification", 2, stage1_frac=0.5, riemannian_lr=0.05, **SMALL_GTH)
     data = m.prepare(zoo)
     a0 = m.anchors.detach().clone()
-    fit(m, data, zoo.meta["label"], torch.arange(8), torch.arange(8),
-        cfg=TrainConfig(epochs=2, batch_size=8, max_steps=1, patience=100))
+    fit(
+        m,
+        data,
+        zoo.meta["label"],
+        torch.arange(8),
+        torch.arange(8),
+        cfg=TrainConfig(epochs=2, batch_size=8, max_steps=1, patience=100),
+    )
     assert torch.equal(m.anchors.detach(), a0)  # one step in stage 1: coordinates untouched
     feat0 = m.feat_in.weight.detach().clone()
-    fit(m, data, zoo.meta["label"], torch.arange(8), torch.arange(8),
-        cfg=TrainConfig(epochs=2, batch_size=8, patience=100, restore_best=False))
+    fit(
+        m,
+        data,
+        zoo.meta["label"],
+        torch.arange(8),
+        torch.arange(8),
+        cfg=TrainConfig(epochs=2, batch_size=8, patience=100, restore_best=False),
+    )
     assert not torch.equal(m.anchors.detach(), a0)  # stage 2 (epoch 1) moved them
     assert not torch.equal(m.feat_in.weight.detach(), feat0)
     assert float(m.anchors.detach().norm(dim=-1).max()) < 1.0
@@ -176,8 +203,9 @@ def test_same_seed_same_run():
     def once():
         torch.manual_seed(5)
         m = build_metanet("FlatMLP+aug", zoo, "classification", 2)
-        return train_on_zoo(m, zoo, "label", torch.arange(8), torch.arange(8, 12),
-                            cfg=TrainConfig(epochs=3, batch_size=4, seed=3)).history
+        return train_on_zoo(
+            m, zoo, "label", torch.arange(8), torch.arange(8, 12), cfg=TrainConfig(epochs=3, batch_size=4, seed=3)
+        ).history
 
     assert once() == once()
 
@@ -195,9 +223,16 @@ def test_bad_input_errors():
         fit(m, data, y[:5], torch.arange(4), torch.arange(4, 8))
     with pytest.raises(ValueError, match="meta has no"):
         train_on_zoo(m, zoo, "psnr", torch.arange(4), torch.arange(4, 8))
-    other = Zoo(MLPSpec((2, 3, 1), "sine", 30.0), {"W0": torch.zeros(8, 3, 3, 2), "b0": torch.zeros(8, 3, 3),
-                                                   "W1": torch.zeros(8, 3, 1, 3), "b1": torch.zeros(8, 3, 1)},
-                torch.arange(3))
+    other = Zoo(
+        MLPSpec((2, 3, 1), "sine", 30.0),
+        {
+            "W0": torch.zeros(8, 3, 3, 2),
+            "b0": torch.zeros(8, 3, 3),
+            "W1": torch.zeros(8, 3, 1, 3),
+            "b1": torch.zeros(8, 3, 1),
+        },
+        torch.arange(3),
+    )
     with pytest.raises(ValueError, match="mismatch"):
         m.prepare(other)
     gth = GTHGMN(task="classification", out_dim=2, n_node_layers=4, node_feat_dim=2, cfg=GTHGMNConfig(**SMALL_GTH))

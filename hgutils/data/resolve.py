@@ -104,8 +104,7 @@ class Search:
             f"Dataset {self.dataset} was not found. Options, in the order they are tried:",
             f"  1. data_dir=... : a folder holding {self.layouts} "
             f"(given: {str(self.data_dir) if self.data_dir is not None else 'none'});",
-            f"  2. the {ENV_VAR} environment variable naming such a folder "
-            f"(now: {env if env else 'not set'});",
+            f"  2. the {ENV_VAR} environment variable naming such a folder (now: {env if env else 'not set'});",
             f"  3. a packaged copy: {self.packaged};",
             f"  4. download=True: {self.download}.",
         ]
@@ -164,8 +163,7 @@ def download_checked(url: str, sha256: str, dest: str | os.PathLike, timeout: fl
                 out.write(block)
         if h.hexdigest() != sha256:
             raise ValueError(
-                f"checksum mismatch for {url}: expected sha256 {sha256}, got {h.hexdigest()}; "
-                "the file was discarded"
+                f"checksum mismatch for {url}: expected sha256 {sha256}, got {h.hexdigest()}; the file was discarded"
             )
         os.replace(tmp, dest)
     finally:
@@ -229,8 +227,9 @@ def stratified_order(labels: Sequence[int] | np.ndarray, seed: int = 0) -> np.nd
     return np.lexsort((inverse, key))
 
 
-def stratified_split(labels: Sequence[int] | np.ndarray, test_fraction: float,
-                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(
+    labels: Sequence[int] | np.ndarray, test_fraction: float, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Deterministic stratified split: ``(train_idx, test_idx)``, both sorted ascending.
 
     From each class, ``round(test_fraction * n_c)`` items drawn with

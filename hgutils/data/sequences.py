@@ -79,8 +79,7 @@ def one_hot_dna(seqs: list[str], length: int | None = None) -> torch.Tensor:
     """
     if isinstance(seqs, str) or not all(isinstance(s, str) for s in seqs):
         raise ValueError("seqs must be a list of strings (one per sequence)")
-    if length is not None and (not isinstance(length, (int, np.integer)) or isinstance(length, bool)
-                               or length < 1):
+    if length is not None and (not isinstance(length, (int, np.integer)) or isinstance(length, bool) or length < 1):
         raise ValueError(f"length must be None or a positive int; got {length!r}")
     L = int(length) if length is not None else max((len(s) for s in seqs), default=0)
     out = np.zeros((len(seqs), 5, L), dtype=np.float32)
@@ -150,8 +149,9 @@ def _gue_file(root: Path, task: str, split: str) -> Path | None:
     return None
 
 
-def load_sequences(name: str, split: str, data_dir: str | os.PathLike | None = None,
-                   limit: int | None = None, seed: int = 0) -> SequenceData:
+def load_sequences(
+    name: str, split: str, data_dir: str | os.PathLike | None = None, limit: int | None = None, seed: int = 0
+) -> SequenceData:
     """Load a TEB or GUE sequence classification split from CSV files.
 
     Parameters
@@ -186,16 +186,22 @@ def load_sequences(name: str, split: str, data_dir: str | os.PathLike | None = N
     canon = _SPLIT_ALIASES[split]
     if layout == "teb":
         want = f"{canon}_{task}.csv (in the folder or in teb/; columns seq,label,biotype)"
-        finder, release = _teb_file, ("the TEB release of Khan, Chlenski & Pe'er, 'Hyperbolic Genome "
-                                      "Embeddings' (ICLR 2025)")
+        finder, release = (
+            _teb_file,
+            ("the TEB release of Khan, Chlenski & Pe'er, 'Hyperbolic Genome Embeddings' (ICLR 2025)"),
+        )
     else:
         fname = {"train": "train", "valid": "dev", "test": "test"}[canon]
         want = f"{task}/{fname}.csv (in the folder, gue/, GUE/ or GUE/<category>/; columns sequence,label)"
         finder, release = _gue_file, "the GUE release of DNABERT-2 (github.com/MAGICS-LAB/DNABERT_2)"
-    search = Search(dataset=f"{name!r} (split {split!r})", data_dir=data_dir, layouts=want,
-                    packaged=f"none: no installed or system package ships {layout.upper()}",
-                    download=f"not available for {layout.upper()}; get the CSVs from {release} and pass "
-                             "their folder as data_dir or HGUTILS_DATA")
+    search = Search(
+        dataset=f"{name!r} (split {split!r})",
+        data_dir=data_dir,
+        layouts=want,
+        packaged=f"none: no installed or system package ships {layout.upper()}",
+        download=f"not available for {layout.upper()}; get the CSVs from {release} and pass "
+        "their folder as data_dir or HGUTILS_DATA",
+    )
     for origin, root in data_roots(data_dir):
         path = finder(root, task, canon)
         if path is None:
@@ -214,6 +220,11 @@ def load_sequences(name: str, split: str, data_dir: str | os.PathLike | None = N
         meta: dict[str, Any] = {}
         if bio is not None:
             meta["biotype"] = [bio[i] for i in order]
-        return SequenceData(seqs=[seqs[i] for i in order], labels=torch.from_numpy(labels[order]),
-                            classes=classes, source=source, meta=meta)
+        return SequenceData(
+            seqs=[seqs[i] for i in order],
+            labels=torch.from_numpy(labels[order]),
+            classes=classes,
+            source=source,
+            meta=meta,
+        )
     raise search.error()

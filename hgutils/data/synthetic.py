@@ -28,12 +28,20 @@ def _check_pos_int(name: str, v: object) -> int:
     return int(v)
 
 
-def hierarchical_sequences(n_families: int = 4, genes_per_family: int = 4, variants_per_gene: int = 16,
-                           length: int = 200, n_classes: int | None = None, *,
-                           label_level: str | None = None,
-                           rates: Sequence[float] = (0.3, 0.1, 0.02), clade_rate: float = 0.4,
-                           motif_length: int = 8, motifs_per_family: int = 2,
-                           seed: int = 0) -> SequenceData:
+def hierarchical_sequences(
+    n_families: int = 4,
+    genes_per_family: int = 4,
+    variants_per_gene: int = 16,
+    length: int = 200,
+    n_classes: int | None = None,
+    *,
+    label_level: str | None = None,
+    rates: Sequence[float] = (0.3, 0.1, 0.02),
+    clade_rate: float = 0.4,
+    motif_length: int = 8,
+    motifs_per_family: int = 2,
+    seed: int = 0,
+) -> SequenceData:
     r"""Synthetic DNA whose class structure is a tree: (clades ->) families -> genes -> variants.
 
     Generative process (all draws from ``numpy.random.default_rng(seed)``; "mutate at rate p" means
@@ -85,8 +93,10 @@ def hierarchical_sequences(n_families: int = 4, genes_per_family: int = 4, varia
             raise ValueError(f"n_classes={n_classes} must divide n_families={n_families} (clades of equal size)")
     rates = tuple(float(r) for r in rates)
     if len(rates) != 3 or not all(0.0 <= r <= 1.0 for r in (*rates, clade_rate)):
-        raise ValueError(f"rates must be 3 probabilities (family, gene, variant) and clade_rate a "
-                         f"probability; got rates={rates}, clade_rate={clade_rate}")
+        raise ValueError(
+            f"rates must be 3 probabilities (family, gene, variant) and clade_rate a "
+            f"probability; got rates={rates}, clade_rate={clade_rate}"
+        )
     if label_level is None:
         label_level = "clade" if n_classes is not None else "family"
     if label_level not in ("clade", "family", "gene"):
@@ -114,8 +124,8 @@ def hierarchical_sequences(n_families: int = 4, genes_per_family: int = 4, varia
         for j, off in enumerate(offsets):
             start = int(off - j + j * motif_length)
             motif = rng.integers(0, 4, size=motif_length)
-            fam[start:start + motif_length] = motif
-            conserved[start:start + motif_length] = True
+            fam[start : start + motif_length] = motif
+            conserved[start : start + motif_length] = True
             fam_motifs.append((start, "".join(_BASES[motif])))
         motifs.append(fam_motifs)
         for g in range(genes_per_family):
@@ -134,17 +144,34 @@ def hierarchical_sequences(n_families: int = 4, genes_per_family: int = 4, varia
     else:
         classes = [f"{label_level} {i}" for i in range(n_clades if label_level == "clade" else n_families)]
     order = stratified_order(labels, seed)
-    params = {"n_families": n_families, "genes_per_family": genes_per_family,
-              "variants_per_gene": variants_per_gene, "length": length, "n_classes": n_classes,
-              "label_level": label_level, "rates": rates, "clade_rate": clade_rate,
-              "motif_length": motif_length, "motifs_per_family": int(motifs_per_family), "seed": seed}
-    source = (f"synthetic hierarchical DNA ({n_clades} clade(s) x {fam_per_clade} families x {genes_per_family} "
-              f"genes x {variants_per_gene} variants, length {length}, rates {rates}, labels by {label_level}, "
-              f"seed {seed})" if n_classes is not None else
-              f"synthetic hierarchical DNA ({n_families} families x {genes_per_family} genes x "
-              f"{variants_per_gene} variants, length {length}, rates {rates}, labels by {label_level}, seed {seed})")
+    params = {
+        "n_families": n_families,
+        "genes_per_family": genes_per_family,
+        "variants_per_gene": variants_per_gene,
+        "length": length,
+        "n_classes": n_classes,
+        "label_level": label_level,
+        "rates": rates,
+        "clade_rate": clade_rate,
+        "motif_length": motif_length,
+        "motifs_per_family": int(motifs_per_family),
+        "seed": seed,
+    }
+    source = (
+        f"synthetic hierarchical DNA ({n_clades} clade(s) x {fam_per_clade} families x {genes_per_family} "
+        f"genes x {variants_per_gene} variants, length {length}, rates {rates}, labels by {label_level}, "
+        f"seed {seed})"
+        if n_classes is not None
+        else f"synthetic hierarchical DNA ({n_families} families x {genes_per_family} genes x "
+        f"{variants_per_gene} variants, length {length}, rates {rates}, labels by {label_level}, seed {seed})"
+    )
     meta = {k: torch.from_numpy(v[order]) for k, v in arr.items()}
     meta["motifs"] = motifs
     meta["params"] = params
-    return SequenceData(seqs=["".join(_BASES[seqs[i]]) for i in order], labels=torch.from_numpy(labels[order]),
-                        classes=classes, source=source, meta=meta)
+    return SequenceData(
+        seqs=["".join(_BASES[seqs[i]]) for i in order],
+        labels=torch.from_numpy(labels[order]),
+        classes=classes,
+        source=source,
+        meta=meta,
+    )

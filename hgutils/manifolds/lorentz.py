@@ -31,9 +31,24 @@ import torch
 from hgutils.manifolds.numerics import MIN_NORM, check_curvature, clamp_min_norm, clamp_pos
 
 __all__ = [
-    "inner", "dist", "expmap0", "logmap0", "expmap", "logmap", "transp", "project",
-    "to_poincare", "from_poincare", "gyroadd", "gyroinv", "gyroscalar", "centroid",
-    "hyperplane_logits", "frechet_dispersion", "check_point", "origin",
+    "inner",
+    "dist",
+    "expmap0",
+    "logmap0",
+    "expmap",
+    "logmap",
+    "transp",
+    "project",
+    "to_poincare",
+    "from_poincare",
+    "gyroadd",
+    "gyroinv",
+    "gyroscalar",
+    "centroid",
+    "hyperplane_logits",
+    "frechet_dispersion",
+    "check_point",
+    "origin",
 ]
 
 Curv = float | torch.Tensor
@@ -53,8 +68,7 @@ def _check_ambient(name: str, x: torch.Tensor) -> None:
         raise ValueError(f"{name} must be a torch.Tensor; got {type(x).__name__}")
     if x.dim() < 1 or x.shape[-1] < 2:
         raise ValueError(
-            f"{name} must be ambient Lorentz vectors [..., n+1] with n >= 1 (time first); "
-            f"got shape {tuple(x.shape)}"
+            f"{name} must be ambient Lorentz vectors [..., n+1] with n >= 1 (time first); got shape {tuple(x.shape)}"
         )
 
 
@@ -62,13 +76,12 @@ def _check_same_dim(x: torch.Tensor, y: torch.Tensor, xn: str = "x", yn: str = "
     _check_ambient(xn, x)
     _check_ambient(yn, y)
     if x.shape[-1] != y.shape[-1]:
-        raise ValueError(
-            f"{xn} and {yn} must have the same ambient dimension; got {x.shape[-1]} and {y.shape[-1]}"
-        )
+        raise ValueError(f"{xn} and {yn} must have the same ambient dimension; got {x.shape[-1]} and {y.shape[-1]}")
 
 
-def origin(n: int, c: Curv = 1.0, dtype: torch.dtype | None = None,
-           device: torch.device | str | None = None) -> torch.Tensor:
+def origin(
+    n: int, c: Curv = 1.0, dtype: torch.dtype | None = None, device: torch.device | str | None = None
+) -> torch.Tensor:
     r"""The origin :math:`o = (1/\sqrt{c}, 0, \dots, 0) \in \mathbb{R}^{n+1}`."""
     sk = _sqrt_k(c)
     o = torch.zeros(n + 1, dtype=dtype, device=device)
@@ -79,9 +92,7 @@ def origin(n: int, c: Curv = 1.0, dtype: torch.dtype | None = None,
 def inner(x: torch.Tensor, y: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
     r"""Lorentzian inner product :math:`\langle x, y\rangle_L = -x_t y_t + \langle x_s, y_s\rangle`."""
     _check_same_dim(x, y)
-    return (x[..., 1:] * y[..., 1:]).sum(-1, keepdim=keepdim) - (x[..., :1] * y[..., :1]).sum(
-        -1, keepdim=keepdim
-    )
+    return (x[..., 1:] * y[..., 1:]).sum(-1, keepdim=keepdim) - (x[..., :1] * y[..., :1]).sum(-1, keepdim=keepdim)
 
 
 def check_point(x: torch.Tensor, c: Curv = 1.0, rtol: float | None = None, name: str = "x") -> None:
@@ -267,8 +278,7 @@ def gyroscalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0) -> torch
     return torch.cat((sk * torch.cosh(rth), sk * torch.sinh(rth) * xs / n), dim=-1)
 
 
-def centroid(x: torch.Tensor, c: Curv = 1.0, weights: torch.Tensor | None = None,
-             dim: int = -2) -> torch.Tensor:
+def centroid(x: torch.Tensor, c: Curv = 1.0, weights: torch.Tensor | None = None, dim: int = -2) -> torch.Tensor:
     r"""Lorentzian centroid (Law et al., 2019), closed form.
 
     .. math:: \mu = \sqrt{k}\,\frac{m}{\sqrt{|\langle m, m\rangle_L|}},\qquad m = \sum_i \nu_i x_i
@@ -316,9 +326,7 @@ def hyperplane_logits(x: torch.Tensor, z: torch.Tensor, a: torch.Tensor, c: Curv
     """
     _check_ambient("x", x)
     if z.dim() != 2 or z.shape[1] != x.shape[-1] - 1:
-        raise ValueError(
-            f"z must be [out, n] with n = x.shape[-1] - 1 = {x.shape[-1] - 1}; got {tuple(z.shape)}"
-        )
+        raise ValueError(f"z must be [out, n] with n = x.shape[-1] - 1 = {x.shape[-1] - 1}; got {tuple(z.shape)}")
     if a.shape != (z.shape[0],):
         raise ValueError(f"a must be [out] = [{z.shape[0]}]; got {tuple(a.shape)}")
     sk = _sqrt_k(c)
@@ -329,8 +337,9 @@ def hyperplane_logits(x: torch.Tensor, z: torch.Tensor, a: torch.Tensor, c: Curv
     return skz * torch.asinh(alpha / skz)
 
 
-def frechet_dispersion(x: torch.Tensor, mu: torch.Tensor, c: Curv = 1.0, squared: bool = True,
-                       dim: int = -2) -> torch.Tensor:
+def frechet_dispersion(
+    x: torch.Tensor, mu: torch.Tensor, c: Curv = 1.0, squared: bool = True, dim: int = -2
+) -> torch.Tensor:
     r"""Dispersion of points about ``mu``: :math:`\frac1N\sum_i d(x_i,\mu)^2` (``squared``, the Fréchet
     variance) or :math:`\frac1N\sum_i d(x_i,\mu)` (mean distance, as in the ILNN reference code).
 
@@ -341,10 +350,9 @@ def frechet_dispersion(x: torch.Tensor, mu: torch.Tensor, c: Curv = 1.0, squared
     d = dim % nd
     if d == nd - 1:
         raise ValueError("frechet_dispersion: dim must index the points axis, not the last axis")
-    if mu.shape != x.shape[:d] + x.shape[d + 1:]:
+    if mu.shape != x.shape[:d] + x.shape[d + 1 :]:
         raise ValueError(
-            f"mu must have shape {tuple(x.shape[:d] + x.shape[d + 1:])} (x without axis {dim}); "
-            f"got {tuple(mu.shape)}"
+            f"mu must have shape {tuple(x.shape[:d] + x.shape[d + 1 :])} (x without axis {dim}); got {tuple(mu.shape)}"
         )
     dd = dist(x, mu.unsqueeze(d), c)
     return (dd * dd if squared else dd).mean(dim=d)

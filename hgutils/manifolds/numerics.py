@@ -108,9 +108,7 @@ def check_curvature(c: float | torch.Tensor) -> torch.Tensor | float:
             )
         return c
     if not (c > 0) or c != c or c == float("inf"):
-        raise ValueError(
-            f"curvature magnitude c must be finite and > 0 (sectional curvature is -c); got c = {c}"
-        )
+        raise ValueError(f"curvature magnitude c must be finite and > 0 (sectional curvature is -c); got c = {c}")
     return c
 
 

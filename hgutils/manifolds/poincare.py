@@ -50,9 +50,25 @@ import torch.nn.functional as F
 from hgutils.manifolds import numerics as nx
 
 __all__ = [
-    "lambda_x", "mobius_add", "mobius_scalar", "mobius_matvec", "expmap0", "logmap0", "expmap",
-    "logmap", "dist", "transp0", "project", "to_klein", "from_klein", "einstein_midpoint",
-    "einstein_midpoint_scatter", "dist2plane", "affine", "fermi_dirac", "check_point",
+    "lambda_x",
+    "mobius_add",
+    "mobius_scalar",
+    "mobius_matvec",
+    "expmap0",
+    "logmap0",
+    "expmap",
+    "logmap",
+    "dist",
+    "transp0",
+    "project",
+    "to_klein",
+    "from_klein",
+    "einstein_midpoint",
+    "einstein_midpoint_scatter",
+    "dist2plane",
+    "affine",
+    "fermi_dirac",
+    "check_point",
 ]
 
 Curv = float | torch.Tensor
@@ -113,9 +129,7 @@ def _check_pair(xn: str, x: torch.Tensor, yn: str, y: torch.Tensor) -> None:
             f"got {xn}: {tuple(x.shape)} and {yn}: {tuple(y.shape)}"
         )
     if not _broadcastable(x.shape, y.shape):
-        raise ValueError(
-            f"{xn} and {yn} batch dimensions must broadcast; got {tuple(x.shape)} and {tuple(y.shape)}"
-        )
+        raise ValueError(f"{xn} and {yn} batch dimensions must broadcast; got {tuple(x.shape)} and {tuple(y.shape)}")
 
 
 def _broadcastable(a: torch.Size, b: torch.Size) -> bool:
@@ -242,9 +256,7 @@ def _mobius_add(x: torch.Tensor, y: torch.Tensor, ck: Curv) -> torch.Tensor:
     return torch.addcmul(s * (gx * inv_den), x, s2 * inv_den)
 
 
-def _mobius_sub_parts(
-    x: torch.Tensor, y: torch.Tensor, ck: Curv
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _mobius_sub_parts(x: torch.Tensor, y: torch.Tensor, ck: Curv) -> tuple[torch.Tensor, torch.Tensor]:
     r""":math:`w = (-x) \oplus y` (stable form of :func:`mobius_add` with :math:`s = y - x`) and
     :math:`\|x\|^2` (shared by ``logmap`` and ``dist2plane``)."""
     x2 = _sqnorm(x)
@@ -255,8 +267,7 @@ def _mobius_sub_parts(
     return torch.addcmul(dlt * (gx * inv_den), x, -d2 * inv_den), x2
 
 
-def mobius_scalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0,
-                  validate: bool = False) -> torch.Tensor:
+def mobius_scalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
     r"""Möbius scalar multiplication
 
     .. math:: r \otimes_c x = \frac{1}{\sqrt c}\tanh\!\big(r \operatorname{artanh}(\sqrt c\|x\|)\big)
@@ -425,8 +436,9 @@ def _from_klein(k: torch.Tensor, ck: Curv) -> torch.Tensor:
     return k * (1 / (1 + torch.sqrt(nx.clamp_pos(1 - ck * _sqnorm(k)))))
 
 
-def einstein_midpoint(p: torch.Tensor, weights: torch.Tensor | None = None, c: Curv = 1.0,
-                      dim: int = -2, validate: bool = False) -> torch.Tensor:
+def einstein_midpoint(
+    p: torch.Tensor, weights: torch.Tensor | None = None, c: Curv = 1.0, dim: int = -2, validate: bool = False
+) -> torch.Tensor:
     r"""Weighted Einstein midpoint of Poincaré points, computed in the Klein model.
 
     With Klein points :math:`k_i` = ``to_klein(p_i)`` and Lorentz factors
@@ -465,9 +477,7 @@ def einstein_midpoint(p: torch.Tensor, weights: torch.Tensor | None = None, c: C
     out_batch = p.shape[:d] + p.shape[d + 1 : -1]
     if isinstance(c, torch.Tensor) and c.dim() > 0:
         if c.dim() > len(out_batch):
-            raise ValueError(
-                f"c must broadcast to the midpoint batch shape {tuple(out_batch)}; got {tuple(c.shape)}"
-            )
+            raise ValueError(f"c must broadcast to the midpoint batch shape {tuple(out_batch)}; got {tuple(c.shape)}")
         ck_out = c.reshape((1,) * (len(out_batch) - c.dim()) + tuple(c.shape)).unsqueeze(-1)
         ck = ck_out.unsqueeze(d)  # per point: broadcasts on p.shape[:-1] + (1,)
     else:
@@ -493,8 +503,14 @@ def einstein_midpoint(p: torch.Tensor, weights: torch.Tensor | None = None, c: C
     return _from_klein(num / nx.clamp_pos(den), ck_out)
 
 
-def einstein_midpoint_scatter(p_src: torch.Tensor, weights: torch.Tensor | None, index: torch.Tensor,
-                              num_nodes: int, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
+def einstein_midpoint_scatter(
+    p_src: torch.Tensor,
+    weights: torch.Tensor | None,
+    index: torch.Tensor,
+    num_nodes: int,
+    c: Curv = 1.0,
+    validate: bool = False,
+) -> torch.Tensor:
     r"""Einstein midpoint per node of a graph, scattered over its edges.
 
     For every node :math:`j`, over the edges :math:`e` with ``index[e] == j`` (source point
@@ -562,8 +578,9 @@ def einstein_midpoint_scatter(p_src: torch.Tensor, weights: torch.Tensor | None,
 # ----------------------------------------------------------------------------------------------
 # hyperplanes, layers, link model
 # ----------------------------------------------------------------------------------------------
-def dist2plane(x: torch.Tensor, p: torch.Tensor, a: torch.Tensor, c: Curv = 1.0, signed: bool = True,
-               validate: bool = False) -> torch.Tensor:
+def dist2plane(
+    x: torch.Tensor, p: torch.Tensor, a: torch.Tensor, c: Curv = 1.0, signed: bool = True, validate: bool = False
+) -> torch.Tensor:
     r"""Distance from ``x`` to the gyroplane through ``p`` with normal ``a`` (:math:`a \in T_p`):
 
     .. math:: d_c(x, H_{p,a}) = \frac{1}{\sqrt c}\operatorname{arsinh}\!\Big(
@@ -588,8 +605,7 @@ def dist2plane(x: torch.Tensor, p: torch.Tensor, a: torch.Tensor, c: Curv = 1.0,
     return (torch.asinh(z) / sc).squeeze(-1)
 
 
-def affine(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor, c: Curv = 1.0,
-           validate: bool = False) -> torch.Tensor:
+def affine(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
     r"""Hyperbolic affine layer (Ganea et al. 2018):
 
     .. math:: \mathrm{affine}(x) = \exp_{W\otimes_c x}\big(PT_{0\to W\otimes_c x}(b)\big)

@@ -41,9 +41,19 @@ class GenomicCNN(nn.Module):
     (iterative Karcher mean) or ``"lbn"`` (HCNN tangent-space) -- the paper's BN comparison.
     """
 
-    def __init__(self, flavour: str, num_classes: int, in_channels: int = 5, channels: int = 32,
-                 kernel_size: int = 9, n_blocks: int = 3, hidden: int = 64, dropout: float = 0.05,
-                 c: float = 1.0, bn: str = "gyrolbn") -> None:
+    def __init__(
+        self,
+        flavour: str,
+        num_classes: int,
+        in_channels: int = 5,
+        channels: int = 32,
+        kernel_size: int = 9,
+        n_blocks: int = 3,
+        hidden: int = 64,
+        dropout: float = 0.05,
+        c: float = 1.0,
+        bn: str = "gyrolbn",
+    ) -> None:
         super().__init__()
         if flavour not in GENOMIC_FLAVOURS:
             raise ValueError(f"flavour must be one of {GENOMIC_FLAVOURS}; got {flavour!r}")
@@ -55,16 +65,33 @@ class GenomicCNN(nn.Module):
         cin = in_channels
         for _ in range(n_blocks):
             if flavour == "euclidean":
-                blocks += [nn.Conv1d(cin, channels, kernel_size, padding=pad), nn.BatchNorm1d(channels),
-                           nn.ReLU(), nn.AvgPool1d(2)]
+                blocks += [
+                    nn.Conv1d(cin, channels, kernel_size, padding=pad),
+                    nn.BatchNorm1d(channels),
+                    nn.ReLU(),
+                    nn.AvgPool1d(2),
+                ]
             elif flavour == "hcnn":
-                blocks += [LorentzConv1dHCNN(cin, channels, kernel_size, padding=pad, c=c),
-                           LorentzBN(channels, c=c), LorentzActivation(F.relu, c), LorentzAvgPool1d(2, c)]
+                blocks += [
+                    LorentzConv1dHCNN(cin, channels, kernel_size, padding=pad, c=c),
+                    LorentzBN(channels, c=c),
+                    LorentzActivation(F.relu, c),
+                    LorentzAvgPool1d(2, c),
+                ]
             else:
-                bn_mod = GyroLBN(channels, c=c, init_scale=MODEL_BN_SCALE) if bn == "gyrolbn" else (
-                    GyroBN(channels, c=c, init_scale=MODEL_BN_SCALE) if bn == "gyrobn" else LorentzBN(channels, c=c))
-                blocks += [LorentzConv1d(cin, channels, kernel_size, padding=pad, c=c, init_std=None),
-                           bn_mod, LorentzActivation(F.relu, c), LorentzAvgPool1d(2, c)]
+                bn_mod = (
+                    GyroLBN(channels, c=c, init_scale=MODEL_BN_SCALE)
+                    if bn == "gyrolbn"
+                    else (
+                        GyroBN(channels, c=c, init_scale=MODEL_BN_SCALE) if bn == "gyrobn" else LorentzBN(channels, c=c)
+                    )
+                )
+                blocks += [
+                    LorentzConv1d(cin, channels, kernel_size, padding=pad, c=c, init_std=None),
+                    bn_mod,
+                    LorentzActivation(F.relu, c),
+                    LorentzAvgPool1d(2, c),
+                ]
             cin = channels
         self.blocks = nn.Sequential(*blocks)
         if flavour == "euclidean":
@@ -72,15 +99,15 @@ class GenomicCNN(nn.Module):
             self.head = nn.Linear(hidden, num_classes)
         else:
             fc = PLFC(channels, hidden, c, init_std=None) if flavour == "ilnn" else LorentzFC(channels, hidden, c)
-            self.fc = nn.Sequential(LorentzGlobalAvgPool(c), fc, LorentzActivation(F.relu, c),
-                                    LorentzDropout(dropout, c))
+            self.fc = nn.Sequential(
+                LorentzGlobalAvgPool(c), fc, LorentzActivation(F.relu, c), LorentzDropout(dropout, c)
+            )
             self.head = LorentzMLR(hidden, num_classes, c)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 3 or x.shape[1] != self.in_channels:
             raise ValueError(
-                f"GenomicCNN expects one-hot sequences [B, {self.in_channels}, L] (channel-first); "
-                f"got {tuple(x.shape)}"
+                f"GenomicCNN expects one-hot sequences [B, {self.in_channels}, L] (channel-first); got {tuple(x.shape)}"
             )
         if self.flavour == "euclidean":
             h = self.blocks(x).mean(-1)

@@ -89,8 +89,7 @@ def hyperbolic_affine(x: Tensor, W: Tensor, b: Tensor, c: float, euclidean: bool
     return pm.mobius_add(pm.expmap0(y, c), pm.expmap0(b, c)[None, :, None, :], c)
 
 
-def aggregate(values: Tensor, alpha: Tensor, dst: Tensor, num_nodes: int, c: float,
-              euclidean: bool = False) -> Tensor:
+def aggregate(values: Tensor, alpha: Tensor, dst: Tensor, num_nodes: int, c: float, euclidean: bool = False) -> Tensor:
     r"""Attention-weighted aggregation of per-edge values at their destination nodes.
 
     ``values [B, H, E, o]`` (the source node's value for each edge, ball points), ``alpha [B, H, E]``
@@ -126,8 +125,17 @@ class HyperbolicGraphAttention(nn.Module):
     edge_messages : translate each message by a learned function of its edge features (step 4).
     """
 
-    def __init__(self, dim: int, heads: int, head_dim: int, edge_dim: int, c: float = 1.0,
-                 euclidean: bool = False, dropout: float = 0.0, edge_messages: bool = False) -> None:
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        head_dim: int,
+        edge_dim: int,
+        c: float = 1.0,
+        euclidean: bool = False,
+        dropout: float = 0.0,
+        edge_messages: bool = False,
+    ) -> None:
         super().__init__()
         if not euclidean and not c > 0:
             raise ValueError(f"curvature magnitude c must be > 0 for hyperbolic attention; got {c}")
@@ -158,8 +166,14 @@ class HyperbolicGraphAttention(nn.Module):
         """
         return h if self.euclidean else pm.project(pm.expmap0(h / self.dim**0.5, self.c), self.c)
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_feat: Tensor, kernels: Tensor | None = None,
-                return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    def forward(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_feat: Tensor,
+        kernels: Tensor | None = None,
+        return_attention: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
         """Update node states.
 
         Parameters

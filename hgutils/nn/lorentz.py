@@ -21,10 +21,23 @@ from hgutils.manifolds import lorentz as L
 from hgutils.manifolds.numerics import check_curvature, clamp_min_norm
 
 __all__ = [
-    "to_lorentz", "space_to_lorentz", "log_radius_scale", "log_radius_concat", "plfc_from_logits",
-    "PLFC", "GyroBias", "GyroLBN", "LorentzConv2d", "LorentzConv1d", "LorentzActivation",
-    "LorentzDropout", "lorentz_residual", "LorentzResidual", "LorentzGlobalAvgPool",
-    "LorentzAvgPool1d", "LorentzMLR",
+    "to_lorentz",
+    "space_to_lorentz",
+    "log_radius_scale",
+    "log_radius_concat",
+    "plfc_from_logits",
+    "PLFC",
+    "GyroBias",
+    "GyroLBN",
+    "LorentzConv2d",
+    "LorentzConv1d",
+    "LorentzActivation",
+    "LorentzDropout",
+    "lorentz_residual",
+    "LorentzResidual",
+    "LorentzGlobalAvgPool",
+    "LorentzAvgPool1d",
+    "LorentzMLR",
 ]
 
 
@@ -47,8 +60,7 @@ def space_to_lorentz(xs: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     return torch.cat((torch.sqrt(sk * sk + (xs * xs).sum(-1, keepdim=True)), xs), dim=-1)
 
 
-def to_lorentz(x: torch.Tensor, c: float = 1.0, channel_dim: int | None = 1,
-               method: str = "expmap0") -> torch.Tensor:
+def to_lorentz(x: torch.Tensor, c: float = 1.0, channel_dim: int | None = 1, method: str = "expmap0") -> torch.Tensor:
     r"""Lift Euclidean features onto the hyperboloid, moving channels to the last axis.
 
     ``method="expmap0"``: :math:`\exp_o((0, x))`; ``"project"``: :math:`(\sqrt{1/c + \|x\|^2}, x)`.
@@ -73,8 +85,13 @@ def log_radius_scale(n_blocks: int, d: int) -> float:
     """
     if n_blocks < 1 or d < 1:
         raise ValueError(f"need n_blocks >= 1 and d >= 1; got {n_blocks}, {d}")
-    return math.exp(0.5 * (torch.special.digamma(torch.tensor(n_blocks * d / 2, dtype=torch.float64))
-                           - torch.special.digamma(torch.tensor(d / 2, dtype=torch.float64))).item())
+    return math.exp(
+        0.5
+        * (
+            torch.special.digamma(torch.tensor(n_blocks * d / 2, dtype=torch.float64))
+            - torch.special.digamma(torch.tensor(d / 2, dtype=torch.float64))
+        ).item()
+    )
 
 
 def log_radius_concat(blocks: torch.Tensor, c: float = 1.0) -> torch.Tensor:
@@ -93,8 +110,9 @@ def log_radius_concat(blocks: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     return space_to_lorentz(xs, c)
 
 
-def plfc_from_logits(v: torch.Tensor, c: float, bias_point: torch.Tensor | None = None,
-                     v_clamp: float | None = 10.0) -> torch.Tensor:
+def plfc_from_logits(
+    v: torch.Tensor, c: float, bias_point: torch.Tensor | None = None, v_clamp: float | None = 10.0
+) -> torch.Tensor:
     r"""PLFC output from hyperplane logits ``v [..., out]``.
 
     :math:`y_s = \sqrt{k}\sinh(v/\sqrt{k})`, :math:`y_t = \sqrt{k + \|y_s\|^2}`, then the gyro-bias
@@ -147,8 +165,16 @@ class PLFC(nn.Module):
     Flat limit (:math:`c \to 0`, fixed :math:`x_s`): :math:`y_s \to z x_s - a\|z\| + b`.
     """
 
-    def __init__(self, in_features: int, out_features: int, c: float = 1.0, bias: bool = True,
-                 init_std: float | None = 0.02, v_clamp: float | None = 10.0, validate: bool = False) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        c: float = 1.0,
+        bias: bool = True,
+        init_std: float | None = 0.02,
+        v_clamp: float | None = 10.0,
+        validate: bool = False,
+    ) -> None:
         super().__init__()
         _sk(c)
         self.in_features, self.out_features, self.c, self.v_clamp = in_features, out_features, c, v_clamp
@@ -209,9 +235,17 @@ class GyroLBN(nn.Module):
     :math:`y_s \to w + s\,(x_s - \bar x_s)/\sqrt{\overline{\|x_s - \bar x_s\|^2} + \epsilon}`.
     """
 
-    def __init__(self, num_features: int, c: float = 1.0, momentum: float = 0.1, eps: float = 1e-6,
-                 dispersion: str = "mean", init_scale: float = 0.5,
-                 stats_dtype: torch.dtype | None = torch.float64, validate: bool = False) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        c: float = 1.0,
+        momentum: float = 0.1,
+        eps: float = 1e-6,
+        dispersion: str = "mean",
+        init_scale: float = 0.5,
+        stats_dtype: torch.dtype | None = torch.float64,
+        validate: bool = False,
+    ) -> None:
         super().__init__()
         _sk(c)
         self.validate = validate
@@ -384,9 +418,17 @@ class LorentzConv2d(nn.Module):
     of :math:`\|x_s\|^2` -- the same numbers as the explicit patch route (tested).
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
-                 stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, c: float = 1.0,
-                 bias: bool = True, init_std: float | None = 0.02) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        c: float = 1.0,
+        bias: bool = True,
+        init_std: float | None = 0.02,
+    ) -> None:
         super().__init__()
         self.in_channels, self.out_channels, self.c = in_channels, out_channels, c
         self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
@@ -403,8 +445,10 @@ class LorentzConv2d(nn.Module):
         fc = self.fc
         zw = (fc.z / self.scale).view(self.out_channels, kh, kw, self.in_channels).permute(0, 3, 1, 2).contiguous()
         zx = _conv2d(xs, zw, self.stride, self.padding)  # [B, out, H', W']
-        sq = _conv2d((xs * xs).sum(1, keepdim=True), xs.new_ones(1, 1, kh, kw), self.stride,
-                     self.padding) / self.scale**2
+        sq = (
+            _conv2d((xs * xs).sum(1, keepdim=True), xs.new_ones(1, 1, kh, kw), self.stride, self.padding)
+            / self.scale**2
+        )
         t = torch.sqrt(sk * sk + sq)
         zn = clamp_min_norm(fc.z, dim=-1, keepdim=False)[:, None, None]
         ta = (fc.a / sk)[:, None, None]
@@ -417,11 +461,21 @@ class LorentzConv2d(nn.Module):
 class LorentzConv1d(nn.Module):
     r"""Intrinsic Lorentz 1-d convolution ``[B, L, in+1] → [B, L', out+1]`` (see :class:`LorentzConv2d`)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
-                 padding: int = 0, c: float = 1.0, bias: bool = True, init_std: float | None = 0.02) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        c: float = 1.0,
+        bias: bool = True,
+        init_std: float | None = 0.02,
+    ) -> None:
         super().__init__()
-        self.conv = LorentzConv2d(in_channels, out_channels, (1, kernel_size), (1, stride), (0, padding),
-                                  c, bias, init_std)
+        self.conv = LorentzConv2d(
+            in_channels, out_channels, (1, kernel_size), (1, stride), (0, padding), c, bias, init_std
+        )
         self.in_channels, self.out_channels, self.c = in_channels, out_channels, c
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

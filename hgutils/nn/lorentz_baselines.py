@@ -24,8 +24,15 @@ from hgutils.manifolds import lorentz as L
 from hgutils.manifolds.numerics import clamp_pos
 from hgutils.nn.lorentz import GyroLBN, _check_features, _conv2d, _pair, _sk, space_to_lorentz
 
-__all__ = ["LorentzFC", "LorentzConv2dHCNN", "LorentzConv1dHCNN", "LorentzBN", "karcher_mean", "GyroBN",
-           "PoincareLinear"]
+__all__ = [
+    "LorentzFC",
+    "LorentzConv2dHCNN",
+    "LorentzConv1dHCNN",
+    "LorentzBN",
+    "karcher_mean",
+    "GyroBN",
+    "PoincareLinear",
+]
 
 
 class LorentzFC(nn.Module):
@@ -48,9 +55,16 @@ class LorentzConv2dHCNN(nn.Module):
     :math:`t = \sqrt{k + \sum_i \|x_{i,s}\|^2}`), then :class:`LorentzFC` on ``[t, patch_s]``.
     Computed with ``conv2d`` (kernel on the space part + a time weight on the patch time)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
-                 stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, c: float = 1.0,
-                 bias: bool = True) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        c: float = 1.0,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         _sk(c)
         self.in_channels, self.out_channels, self.c = in_channels, out_channels, c
@@ -79,11 +93,18 @@ class LorentzConv2dHCNN(nn.Module):
 class LorentzConv1dHCNN(nn.Module):
     """1-d version of :class:`LorentzConv2dHCNN`: ``[B, L, in+1] → [B, L', out+1]``."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
-                 padding: int = 0, c: float = 1.0, bias: bool = True) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        c: float = 1.0,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
-        self.conv = LorentzConv2dHCNN(in_channels, out_channels, (1, kernel_size), (1, stride),
-                                      (0, padding), c, bias)
+        self.conv = LorentzConv2dHCNN(in_channels, out_channels, (1, kernel_size), (1, stride), (0, padding), c, bias)
         self.in_channels, self.out_channels, self.c = in_channels, out_channels, c
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -150,9 +171,17 @@ class GyroBN(GyroLBN):
     r""":class:`hgutils.nn.lorentz.GyroLBN` with the iterative Karcher mean (and squared Fréchet
     variance) instead of the closed-form centroid -- the GyroBN-style baseline."""
 
-    def __init__(self, num_features: int, c: float = 1.0, momentum: float = 0.1, eps: float = 1e-6,
-                 init_scale: float = 0.5, iters: int = 50, tol: float = 1e-6,
-                 stats_dtype: torch.dtype | None = torch.float64) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        c: float = 1.0,
+        momentum: float = 0.1,
+        eps: float = 1e-6,
+        init_scale: float = 0.5,
+        iters: int = 50,
+        tol: float = 1e-6,
+        stats_dtype: torch.dtype | None = torch.float64,
+    ) -> None:
         super().__init__(num_features, c, momentum, eps, "squared", init_scale, stats_dtype)  # noqa: B026
         self.iters, self.tol = iters, tol
 

@@ -121,8 +121,16 @@ class BasicBlock(nn.Module):
 class ResNet(nn.Module):
     """CIFAR ResNet: stem conv3x3 → stages of BasicBlocks (stride 2 between stages) → pool → head."""
 
-    def __init__(self, flavour: str, blocks: tuple[int, ...] = (1, 1, 1), widths: tuple[int, ...] = (16, 32, 64),
-                 num_classes: int = 10, c: float = 1.0, in_channels: int = 3, residual: str = "space") -> None:
+    def __init__(
+        self,
+        flavour: str,
+        blocks: tuple[int, ...] = (1, 1, 1),
+        widths: tuple[int, ...] = (16, 32, 64),
+        num_classes: int = 10,
+        c: float = 1.0,
+        in_channels: int = 3,
+        residual: str = "space",
+    ) -> None:
         super().__init__()
         if len(blocks) != len(widths):
             raise ValueError(f"blocks {blocks} and widths {widths} must have the same length")
@@ -142,8 +150,9 @@ class ResNet(nn.Module):
         return self.head(self.features(x))
 
 
-def resnet(flavour: str, depth: int = 8, num_classes: int = 10, widths: tuple[int, ...] | None = None,
-           c: float = 1.0, **kw) -> ResNet:
+def resnet(
+    flavour: str, depth: int = 8, num_classes: int = 10, widths: tuple[int, ...] | None = None, c: float = 1.0, **kw
+) -> ResNet:
     """ResNet-``depth`` (8, 10 or 18) in ``flavour``; ``widths`` default (16, 32, 64) for 8 and
     (64, 128, 256, 512) for 10/18."""
     if depth not in DEPTHS:

@@ -30,8 +30,18 @@ from torch import nn
 
 from hgutils.repro import load_checked, progress, save_checked
 
-__all__ = ["Recipe", "VISION_RECIPE", "GENOMICS_RECIPE", "random_crop_flip", "make_optimizer",
-           "mcc", "evaluate", "History", "train_classifier", "recalibrate_bn"]
+__all__ = [
+    "Recipe",
+    "VISION_RECIPE",
+    "GENOMICS_RECIPE",
+    "random_crop_flip",
+    "make_optimizer",
+    "mcc",
+    "evaluate",
+    "History",
+    "train_classifier",
+    "recalibrate_bn",
+]
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +50,10 @@ log = logging.getLogger(__name__)
 class Recipe:
     """Optimiser and schedule of one training protocol."""
 
-    optimizer: str = "rsgd"             # "rsgd" (RiemannianSGD) | "radam" (RiemannianAdam)
+    optimizer: str = "rsgd"  # "rsgd" (RiemannianSGD) | "radam" (RiemannianAdam)
     lr: float = 0.1
-    momentum: float = 0.9               # rsgd only
-    nesterov: bool = True               # rsgd only
+    momentum: float = 0.9  # rsgd only
+    nesterov: bool = True  # rsgd only
     weight_decay: float = 5e-4
     milestones: tuple[int, ...] = (60, 120, 160)
     gamma: float = 0.2
@@ -52,15 +62,32 @@ class Recipe:
 
     def scaled(self, epochs: int, batch_size: int | None = None, lr: float | None = None) -> Recipe:
         """Same recipe for ``epochs`` epochs, milestones at the same fractions of training."""
-        ms = tuple(sorted({max(1, round(m * epochs / self.epochs)) for m in self.milestones if
-                           round(m * epochs / self.epochs) < epochs}))
-        return dataclasses.replace(self, epochs=epochs, milestones=ms,
-                                   batch_size=batch_size or self.batch_size, lr=lr or self.lr)
+        ms = tuple(
+            sorted(
+                {
+                    max(1, round(m * epochs / self.epochs))
+                    for m in self.milestones
+                    if round(m * epochs / self.epochs) < epochs
+                }
+            )
+        )
+        return dataclasses.replace(
+            self, epochs=epochs, milestones=ms, batch_size=batch_size or self.batch_size, lr=lr or self.lr
+        )
 
 
 VISION_RECIPE = Recipe()
-GENOMICS_RECIPE = Recipe(optimizer="radam", lr=8e-4, momentum=0.0, nesterov=False, weight_decay=5e-3,
-                         milestones=(100, 130), gamma=0.1, epochs=150, batch_size=256)
+GENOMICS_RECIPE = Recipe(
+    optimizer="radam",
+    lr=8e-4,
+    momentum=0.0,
+    nesterov=False,
+    weight_decay=5e-3,
+    milestones=(100, 130),
+    gamma=0.1,
+    epochs=150,
+    batch_size=256,
+)
 
 
 def random_crop_flip(x: torch.Tensor, pad: int = 4, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -84,9 +111,13 @@ def make_optimizer(model: nn.Module, recipe: Recipe) -> torch.optim.Optimizer:
     """geoopt Riemannian optimiser for ``recipe`` (RiemannianSGD or RiemannianAdam)."""
     params = [p for p in model.parameters() if p.requires_grad]
     if recipe.optimizer == "rsgd":
-        return geoopt.optim.RiemannianSGD(params, lr=recipe.lr, momentum=recipe.momentum,
-                                          nesterov=recipe.nesterov and recipe.momentum > 0,
-                                          weight_decay=recipe.weight_decay)
+        return geoopt.optim.RiemannianSGD(
+            params,
+            lr=recipe.lr,
+            momentum=recipe.momentum,
+            nesterov=recipe.nesterov and recipe.momentum > 0,
+            weight_decay=recipe.weight_decay,
+        )
     if recipe.optimizer == "radam":
         return geoopt.optim.RiemannianAdam(params, lr=recipe.lr, weight_decay=recipe.weight_decay)
     raise ValueError(f"optimizer must be 'rsgd' or 'radam'; got {recipe.optimizer!r}")
@@ -114,22 +145,29 @@ def mcc(y_true: np.ndarray | torch.Tensor, y_pred: np.ndarray | torch.Tensor) ->
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 256,
-             device: str = "cpu") -> tuple[float, float, torch.Tensor]:
+def evaluate(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 256, device: str = "cpu"
+) -> tuple[float, float, torch.Tensor]:
     """(accuracy, mean cross-entropy, predictions) of ``model`` in eval mode."""
     model.eval()
     preds, loss = [], 0.0
     for i in range(0, len(y), batch_size):
-        out = model(x[i:i + batch_size].to(device))
-        loss += float(F.cross_entropy(out, y[i:i + batch_size].to(device), reduction="sum"))
+        out = model(x[i : i + batch_size].to(device))
+        loss += float(F.cross_entropy(out, y[i : i + batch_size].to(device), reduction="sum"))
         preds.append(out.argmax(-1).cpu())
     pred = torch.cat(preds)
     return float((pred == y).float().mean()), loss / len(y), pred
 
 
 @torch.no_grad()
-def recalibrate_bn(model: nn.Module, x: torch.Tensor, batch_size: int, n_batches: int,
-                   generator: torch.Generator | None = None, device: str = "cpu") -> None:
+def recalibrate_bn(
+    model: nn.Module,
+    x: torch.Tensor,
+    batch_size: int,
+    n_batches: int,
+    generator: torch.Generator | None = None,
+    device: str = "cpu",
+) -> None:
     """Re-estimate every batch norm's running statistics ("precise BN").
 
     Every module with ``running_mean``/``running_var`` buffers and a ``momentum`` attribute
@@ -140,8 +178,13 @@ def recalibrate_bn(model: nn.Module, x: torch.Tensor, batch_size: int, n_batches
     eval-mode accuracy suffered most (ILNN genomic CNN: 100 % train-mode vs 67 % eval-mode accuracy
     on its own training set after 4 epochs). Applied identically to every flavour.
     """
-    bns = [m for m in model.modules() if hasattr(m, "running_mean") and hasattr(m, "momentum")
-           and isinstance(getattr(m, "running_mean", None), torch.Tensor)]
+    bns = [
+        m
+        for m in model.modules()
+        if hasattr(m, "running_mean")
+        and hasattr(m, "momentum")
+        and isinstance(getattr(m, "running_mean", None), torch.Tensor)
+    ]
     if not bns or n_batches < 1:
         return
     saved = [m.momentum for m in bns]
@@ -151,7 +194,7 @@ def recalibrate_bn(model: nn.Module, x: torch.Tensor, batch_size: int, n_batches
     for i in range(min(n_batches, max(1, len(x) // batch_size))):
         for m in bns:
             m.momentum = 1.0 / (i + 1)
-        idx = perm[i * batch_size:(i + 1) * batch_size]
+        idx = perm[i * batch_size : (i + 1) * batch_size]
         if len(idx) >= 2:
             model(x[idx].to(device))
     for m, mom in zip(bns, saved):
@@ -168,16 +211,28 @@ class History:
     test_acc: list[float] = field(default_factory=list)
     test_mcc: list[float] = field(default_factory=list)
     epoch_time: list[float] = field(default_factory=list)  # seconds of training per epoch (wall clock)
-    nonfinite_steps: int = 0                                # steps skipped for a non-finite loss
+    nonfinite_steps: int = 0  # steps skipped for a non-finite loss
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
-def train_classifier(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
-                     y_test: torch.Tensor, recipe: Recipe, *, augment: bool = False, seed: int = 0,
-                     device: str = "cpu", checkpoint: str | os.PathLike | None = None,
-                     desc: str = "train", eval_batch_size: int = 256, bn_recalibration: int = 10) -> History:
+def train_classifier(
+    model: nn.Module,
+    x_train: torch.Tensor,
+    y_train: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    recipe: Recipe,
+    *,
+    augment: bool = False,
+    seed: int = 0,
+    device: str = "cpu",
+    checkpoint: str | os.PathLike | None = None,
+    desc: str = "train",
+    eval_batch_size: int = 256,
+    bn_recalibration: int = 10,
+) -> History:
     """Train ``model`` with ``recipe`` and evaluate on the test split after every epoch.
 
     Minibatches are drawn from a permutation seeded by ``seed`` (a ``torch.Generator``, also used for
@@ -212,7 +267,7 @@ def train_classifier(model: nn.Module, x_train: torch.Tensor, y_train: torch.Ten
         perm = torch.randperm(n, generator=gen)
         tot, correct, seen = 0.0, 0, 0
         for i in range(0, n, recipe.batch_size):
-            idx = perm[i:i + recipe.batch_size]
+            idx = perm[i : i + recipe.batch_size]
             if len(idx) < 2:
                 continue
             xb = x_train[idx]
@@ -240,7 +295,15 @@ def train_classifier(model: nn.Module, x_train: torch.Tensor, y_train: torch.Ten
         hist.test_acc.append(acc)
         hist.test_mcc.append(mcc(y_test, pred))
         if checkpoint is not None:
-            save_checked(checkpoint, {"model": model.state_dict(), "opt": opt.state_dict(),
-                                      "sched": sched.state_dict(), "gen": gen.get_state(),
-                                      "hist": hist.to_dict(), "epoch": epoch + 1})
+            save_checked(
+                checkpoint,
+                {
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "sched": sched.state_dict(),
+                    "gen": gen.get_state(),
+                    "hist": hist.to_dict(),
+                    "epoch": epoch + 1,
+                },
+            )
     return hist

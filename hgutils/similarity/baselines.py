@@ -35,9 +35,22 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.stats import rankdata
 
-__all__ = ["linear_cka", "cca_similarity", "canonical_correlations", "svcca", "rsa", "rdm",
-           "procrustes_similarity", "procrustes_distance", "linear_cka_matrix", "cca_matrix",
-           "svcca_matrix", "rsa_matrix", "procrustes_matrix", "similarity_matrix"]
+__all__ = [
+    "linear_cka",
+    "cca_similarity",
+    "canonical_correlations",
+    "svcca",
+    "rsa",
+    "rdm",
+    "procrustes_similarity",
+    "procrustes_distance",
+    "linear_cka_matrix",
+    "cca_matrix",
+    "svcca_matrix",
+    "rsa_matrix",
+    "procrustes_matrix",
+    "similarity_matrix",
+]
 
 ArrayLike = np.ndarray
 
@@ -63,8 +76,9 @@ def _as_2d(X, name: str) -> np.ndarray:
 def _check_pair(X, Y, min_samples: int = 2) -> tuple[np.ndarray, np.ndarray]:
     X, Y = _as_2d(X, "X"), _as_2d(Y, "Y")
     if X.shape[0] != Y.shape[0]:
-        raise ValueError(f"X and Y must have the same number of samples (rows, [samples, features]); "
-                         f"got X {X.shape} and Y {Y.shape}")
+        raise ValueError(
+            f"X and Y must have the same number of samples (rows, [samples, features]); got X {X.shape} and Y {Y.shape}"
+        )
     if X.shape[0] < min_samples:
         raise ValueError(f"need at least {min_samples} samples; got {X.shape[0]}")
     return X, Y
@@ -125,8 +139,10 @@ def _auto_reg(n: int, width: int, reg: float | None) -> float:
     if reg < 0:
         raise ValueError(f"reg must be >= 0; got {reg}")
     if reg == 0 and wide:
-        raise ValueError(f"too few samples for unregularised CCA: need samples - 1 > features, got "
-                         f"{n} samples and {width} features (pass reg > 0)")
+        raise ValueError(
+            f"too few samples for unregularised CCA: need samples - 1 > features, got "
+            f"{n} samples and {width} features (pass reg > 0)"
+        )
     return reg
 
 
@@ -278,8 +294,7 @@ def procrustes_distance(X, Y) -> float:
 # --------------------------------------------------------------------------------------------
 # all pairs
 # --------------------------------------------------------------------------------------------
-def similarity_matrix(measure: Callable[..., float], reps: Sequence, symmetric: bool = True,
-                      **kwargs) -> np.ndarray:
+def similarity_matrix(measure: Callable[..., float], reps: Sequence, symmetric: bool = True, **kwargs) -> np.ndarray:
     """``S[i, j] = measure(reps[i], reps[j], **kwargs)`` for a list of ``[n, p_i]`` representations.
 
     All representations must share the sample count; they are validated once up front. Symmetric

@@ -59,16 +59,22 @@ from hgutils.similarity.pullback import (
 DEFAULT_EPS = 1e-10
 VOLUMES = ("reference", "first", "mean")
 
-__all__ = ["DEFAULT_EPS", "VOLUMES", "spectral_ratio", "msa", "msa_from_metrics", "msa_matrix",
-           "msa_matrix_from_metrics"]
+__all__ = [
+    "DEFAULT_EPS",
+    "VOLUMES",
+    "spectral_ratio",
+    "msa",
+    "msa_from_metrics",
+    "msa_matrix",
+    "msa_matrix_from_metrics",
+]
 
 
 def _check_metrics(G: torch.Tensor, name: str) -> torch.Tensor:
     if not isinstance(G, torch.Tensor):
         G = torch.as_tensor(G)
     if G.ndim < 2 or G.shape[-1] != G.shape[-2] or G.shape[-1] == 0:
-        raise ValueError(f"{name} must have shape [..., m, m] (square metric matrices); "
-                         f"got {tuple(G.shape)}")
+        raise ValueError(f"{name} must have shape [..., m, m] (square metric matrices); got {tuple(G.shape)}")
     if not torch.isfinite(G).all():
         raise ValueError(f"{name} contains NaN or inf")
     return G
@@ -103,14 +109,15 @@ def _inv_chol(R: torch.Tensor, name: str) -> torch.Tensor:
     """L⁻¹ for R = L Lᵀ (batched); ValueError if some R is not positive definite."""
     L, info = torch.linalg.cholesky_ex(R)
     if (info != 0).any():
-        raise ValueError(f"{name} must be positive semi-definite (a pullback metric JᵀJ); "
-                         f"{int((info != 0).sum())} matrices failed the Cholesky factorisation")
+        raise ValueError(
+            f"{name} must be positive semi-definite (a pullback metric JᵀJ); "
+            f"{int((info != 0).sum())} matrices failed the Cholesky factorisation"
+        )
     eye = torch.eye(R.shape[-1], dtype=R.dtype, device=R.device).expand_as(R)
     return torch.linalg.solve_triangular(L, eye, upper=False)
 
 
-def _sr_from_whitened(A: torch.Tensor, trA: torch.Tensor, Linv_B: torch.Tensor,
-                      trB: torch.Tensor) -> torch.Tensor:
+def _sr_from_whitened(A: torch.Tensor, trA: torch.Tensor, Linv_B: torch.Tensor, trB: torch.Tensor) -> torch.Tensor:
     C = Linv_B @ A @ Linv_B.transpose(-1, -2)
     lo, hi = _extreme_eigs(C)
     ratio = (lo.clamp_min(0.0) / hi.clamp_min(torch.finfo(hi.dtype).tiny)).clamp(0.0, 1.0)
@@ -136,8 +143,10 @@ def spectral_ratio(G1: torch.Tensor, G2: torch.Tensor, eps: float = DEFAULT_EPS)
     G1 = _check_metrics(G1, "G1")
     G2 = _check_metrics(G2, "G2")
     if G1.shape[-1] != G2.shape[-1]:
-        raise ValueError(f"G1 and G2 must be metrics on the same manifold dimension; got "
-                         f"{G1.shape[-1]}x{G1.shape[-1]} vs {G2.shape[-1]}x{G2.shape[-1]}")
+        raise ValueError(
+            f"G1 and G2 must be metrics on the same manifold dimension; got "
+            f"{G1.shape[-1]}x{G1.shape[-1]} vs {G2.shape[-1]}x{G2.shape[-1]}"
+        )
     if not eps >= 0:
         raise ValueError(f"eps must be >= 0; got {eps}")
     out_dtype = torch.promote_types(G1.dtype, G2.dtype)
@@ -153,8 +162,7 @@ def spectral_ratio(G1: torch.Tensor, G2: torch.Tensor, eps: float = DEFAULT_EPS)
     return d.to(out_dtype)
 
 
-def _volume_weights(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor | None,
-                    volume: str) -> torch.Tensor:
+def _volume_weights(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor | None, volume: str) -> torch.Tensor:
     P = G1.shape[0]
     if weights is None:
         w = torch.ones(P, dtype=torch.float64, device=G1.device)
@@ -175,8 +183,14 @@ def _volume_weights(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor | 
     raise ValueError(f"volume must be one of {VOLUMES}; got {volume!r}")
 
 
-def msa_from_metrics(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor | None = None, *,
-                     volume: str = "reference", eps: float = DEFAULT_EPS) -> float:
+def msa_from_metrics(
+    G1: torch.Tensor,
+    G2: torch.Tensor,
+    weights: torch.Tensor | None = None,
+    *,
+    volume: str = "reference",
+    eps: float = DEFAULT_EPS,
+) -> float:
     r"""d_MSA from precomputed pullback metrics ``[P, m, m]`` at the same points.
 
     :math:`\sum_p w_p\, d_{SR}(G^1_p, G^2_p) / \sum_p w_p` with ``w`` from ``volume`` (module docstring).
@@ -184,8 +198,9 @@ def msa_from_metrics(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor |
     G1 = _check_metrics(G1, "G1").detach()
     G2 = _check_metrics(G2, "G2").detach()
     if G1.ndim != 3 or G1.shape != G2.shape:
-        raise ValueError(f"G1 and G2 must both be [P, m, m] at the same points; got "
-                         f"{tuple(G1.shape)} and {tuple(G2.shape)}")
+        raise ValueError(
+            f"G1 and G2 must both be [P, m, m] at the same points; got {tuple(G1.shape)} and {tuple(G2.shape)}"
+        )
     w = _volume_weights(G1, G2, weights, volume)
     if w.sum() <= 0:
         raise ValueError(f"volume={volume!r} gives zero total volume (all metrics singular)")
@@ -193,10 +208,17 @@ def msa_from_metrics(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor |
     return float((w * d).sum() / w.sum())
 
 
-def msa(f1: Callable[[torch.Tensor], torch.Tensor], f2: Callable[[torch.Tensor], torch.Tensor],
-        points: torch.Tensor, weights: torch.Tensor | None = None,
-        embedding: Callable[[torch.Tensor], torch.Tensor] | None = None, *,
-        volume: str = "reference", eps: float = DEFAULT_EPS, mode: str = "auto") -> float:
+def msa(
+    f1: Callable[[torch.Tensor], torch.Tensor],
+    f2: Callable[[torch.Tensor], torch.Tensor],
+    points: torch.Tensor,
+    weights: torch.Tensor | None = None,
+    embedding: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    *,
+    volume: str = "reference",
+    eps: float = DEFAULT_EPS,
+    mode: str = "auto",
+) -> float:
     r"""Metric similarity analysis distance :math:`d_{MSA}(f_1, f_2) \in [0, 1]` (0 = same intrinsic geometry).
 
     ``f1``, ``f2`` map a batch of points ``[P, n_in]`` to ``[P, D]`` and one point ``[n_in]`` to
@@ -211,9 +233,14 @@ def msa(f1: Callable[[torch.Tensor], torch.Tensor], f2: Callable[[torch.Tensor],
     return msa_from_metrics(G1, G2, weights, volume=volume, eps=eps)
 
 
-def msa_matrix_from_metrics(metrics: torch.Tensor, weights: torch.Tensor | None = None, *,
-                            volume: str = "reference", eps: float = DEFAULT_EPS,
-                            pair_chunk: int = 64) -> np.ndarray:
+def msa_matrix_from_metrics(
+    metrics: torch.Tensor,
+    weights: torch.Tensor | None = None,
+    *,
+    volume: str = "reference",
+    eps: float = DEFAULT_EPS,
+    pair_chunk: int = 64,
+) -> np.ndarray:
     """All-pairs d_MSA ``[M, M]`` from metrics ``[M, P, m, m]`` of M models at the same P points.
 
     Each model is regularised and Cholesky-whitened once; the pairs then cost one small
@@ -238,7 +265,7 @@ def msa_matrix_from_metrics(metrics: torch.Tensor, weights: torch.Tensor | None 
     symmetric = volume != "first"
     pairs = [(i, j) for i in range(M) for j in range(M) if (i < j if symmetric else i != j)]
     for s in range(0, len(pairs), pair_chunk):
-        chunk = pairs[s: s + pair_chunk]
+        chunk = pairs[s : s + pair_chunk]
         ii = torch.tensor([p[0] for p in chunk])
         jj = torch.tensor([p[1] for p in chunk])
         d = _sr_from_whitened(Rs[ii], tr[ii], Linv[jj], tr[jj])  # [C, P]
@@ -256,12 +283,18 @@ def msa_matrix_from_metrics(metrics: torch.Tensor, weights: torch.Tensor | None 
     return D
 
 
-def msa_matrix(models: dict[str, torch.Tensor] | Sequence | torch.Tensor,
-               points: torch.Tensor | None = None, layer: int | str | None = None, *,
-               weights: torch.Tensor | None = None,
-               embedding: Callable[[torch.Tensor], torch.Tensor] | None = None,
-               volume: str = "reference", eps: float = DEFAULT_EPS, activation: str = "relu",
-               mode: str = "auto") -> np.ndarray:
+def msa_matrix(
+    models: dict[str, torch.Tensor] | Sequence | torch.Tensor,
+    points: torch.Tensor | None = None,
+    layer: int | str | None = None,
+    *,
+    weights: torch.Tensor | None = None,
+    embedding: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    volume: str = "reference",
+    eps: float = DEFAULT_EPS,
+    activation: str = "relu",
+    mode: str = "auto",
+) -> np.ndarray:
     """All-pairs d_MSA matrix ``[M, M]`` (0 on the diagonal; ``1 - D`` is the similarity matrix).
 
     ``models`` is one of
@@ -283,12 +316,12 @@ def msa_matrix(models: dict[str, torch.Tensor] | Sequence | torch.Tensor,
         if isinstance(models, dict):
             if not isinstance(layer, int):
                 raise ValueError(f"stacked-MLP models need an integer layer; got {layer!r}")
-            metrics = mlp_pullback_metrics(models, points, layer, embedding=embedding,
-                                           activation=activation)
+            metrics = mlp_pullback_metrics(models, points, layer, embedding=embedding, activation=activation)
         else:
             fs = [module_layer_fn(m, layer) if isinstance(m, nn.Module) else m for m in models]
             if not all(callable(f) for f in fs):
-                raise ValueError("models must be callables, nn.Modules, a stacked-MLP dict or a "
-                                 "[M, P, m, m] metric tensor")
+                raise ValueError(
+                    "models must be callables, nn.Modules, a stacked-MLP dict or a [M, P, m, m] metric tensor"
+                )
             metrics = torch.stack([pullback_metric(f, points, embedding, mode=mode) for f in fs])
     return msa_matrix_from_metrics(metrics.detach(), weights, volume=volume, eps=eps)

@@ -34,16 +34,16 @@ from torch.func import jacfwd, jacrev, jvp, vmap
 
 Fn = Callable[[torch.Tensor], torch.Tensor]
 
-__all__ = ["pullback_metric", "pullback_jacobian", "mlp_pullback_metrics", "mlp_layer_fn",
-           "module_layer_fn"]
+__all__ = ["pullback_metric", "pullback_jacobian", "mlp_pullback_metrics", "mlp_layer_fn", "module_layer_fn"]
 
 
 def _check_points(points: torch.Tensor) -> torch.Tensor:
     if not isinstance(points, torch.Tensor):
         points = torch.as_tensor(points)
     if points.ndim != 2:
-        raise ValueError(f"points must have shape [P, m] (P points of an m-dim manifold); "
-                         f"got shape {tuple(points.shape)}")
+        raise ValueError(
+            f"points must have shape [P, m] (P points of an m-dim manifold); got shape {tuple(points.shape)}"
+        )
     if points.shape[0] == 0:
         raise ValueError("points must contain at least one point; got P = 0")
     if not points.is_floating_point():
@@ -75,8 +75,9 @@ def _jac_fn(g: Fn, m: int, d_out: int, mode: str) -> Fn:
     return jacfwd(g) if mode == "fwd" else jacrev(g)
 
 
-def pullback_jacobian(f: Fn, points: torch.Tensor, embedding: Fn | None = None, *,
-                      mode: str = "auto", chunk_size: int | None = None) -> torch.Tensor:
+def pullback_jacobian(
+    f: Fn, points: torch.Tensor, embedding: Fn | None = None, *, mode: str = "auto", chunk_size: int | None = None
+) -> torch.Tensor:
     r"""Jacobians :math:`J(p) = \nabla(f\circ\psi)(p)` at every point, shape ``[P, ..., m]``.
 
     ``f`` must map a single point ``[n_in]`` to ``[D]`` (or to ``[..., D]``); it is evaluated under
@@ -98,8 +99,9 @@ def pullback_jacobian(f: Fn, points: torch.Tensor, embedding: Fn | None = None, 
     return vmap(jac, chunk_size=chunk_size)(points)
 
 
-def pullback_metric(f: Fn, points: torch.Tensor, embedding: Fn | None = None, *,
-                    mode: str = "auto", chunk_size: int | None = None) -> torch.Tensor:
+def pullback_metric(
+    f: Fn, points: torch.Tensor, embedding: Fn | None = None, *, mode: str = "auto", chunk_size: int | None = None
+) -> torch.Tensor:
     r"""Pullback metric :math:`G(p) = J(p)^\top J(p)` of ``f ∘ embedding`` at each point.
 
     Parameters
@@ -136,8 +138,14 @@ def _stacked():
     return stacked
 
 
-def mlp_layer_fn(params: dict[str, torch.Tensor], layer: int, *, net: int | None = None,
-                 activation: str = "relu", omega0: float | None = None) -> Fn:
+def mlp_layer_fn(
+    params: dict[str, torch.Tensor],
+    layer: int,
+    *,
+    net: int | None = None,
+    activation: str = "relu",
+    omega0: float | None = None,
+) -> Fn:
     """``f`` = post-activation of hidden layer ``layer`` of a stacked MLP (``hgutils.weightspace.stacked``).
 
     With ``net=i`` the returned ``f`` maps ``[n_in] -> [D]`` (or ``[P, n_in] -> [P, D]``) for network
@@ -147,8 +155,10 @@ def mlp_layer_fn(params: dict[str, torch.Tensor], layer: int, *, net: int | None
     mlp_forward = _stacked().mlp_forward
     n_layers = sum(1 for k in params if k.startswith("W"))
     if not isinstance(layer, int) or not -n_layers <= layer < n_layers:
-        raise ValueError(f"layer must be an int in [{-n_layers}, {n_layers}) for an MLP with "
-                         f"{n_layers} weight matrices; got {layer!r}")
+        raise ValueError(
+            f"layer must be an int in [{-n_layers}, {n_layers}) for an MLP with "
+            f"{n_layers} weight matrices; got {layer!r}"
+        )
     if layer < 0:
         layer = n_layers + layer
     # layer == n_layers - 1 selects the output layer (no activation); else a hidden layer.
@@ -161,21 +171,31 @@ def mlp_layer_fn(params: dict[str, torch.Tensor], layer: int, *, net: int | None
         return mlp_forward(params, x, activation, layer=layer, **kw, **extra)
 
     if net is not None:
+
         def f(x: torch.Tensor) -> torch.Tensor:
             if x.ndim == 1:
                 return fwd(x[None], net=net)[0]
             return fwd(x, net=net)
     else:
+
         def f(x: torch.Tensor) -> torch.Tensor:
             if x.ndim == 1:
                 return fwd(x[None])[:, 0]
             return fwd(x)
+
     return f
 
 
-def mlp_pullback_metrics(params: dict[str, torch.Tensor], points: torch.Tensor, layer: int, *,
-                         embedding: Fn | None = None, activation: str = "relu",
-                         omega0: float | None = None, chunk_size: int | None = None) -> torch.Tensor:
+def mlp_pullback_metrics(
+    params: dict[str, torch.Tensor],
+    points: torch.Tensor,
+    layer: int,
+    *,
+    embedding: Fn | None = None,
+    activation: str = "relu",
+    omega0: float | None = None,
+    chunk_size: int | None = None,
+) -> torch.Tensor:
     """Pullback metrics of layer ``layer`` for every network of a stacked zoo: ``[N, P, m, m]`` (float64).
 
     ``m`` batched JVPs of the whole stacked forward pass (``mode="rows"`` of
@@ -189,7 +209,7 @@ def mlp_pullback_metrics(params: dict[str, torch.Tensor], points: torch.Tensor, 
     step = chunk_size or points.shape[0]
     out = []
     for s in range(0, points.shape[0], step):
-        J = _rows_jacobian(g, points[s: s + step]).to(torch.float64)  # [N, P, D, m]
+        J = _rows_jacobian(g, points[s : s + step]).to(torch.float64)  # [N, P, D, m]
         out.append(J.transpose(-1, -2) @ J)
     return torch.cat(out, 1)
 
@@ -209,8 +229,9 @@ def module_layer_fn(module: nn.Module, layer: int | str | None = None) -> Fn:
         body: Callable[[torch.Tensor], torch.Tensor] = module
     elif isinstance(layer, int):
         if not isinstance(module, nn.Sequential):
-            raise ValueError(f"an integer layer needs an nn.Sequential; got {type(module).__name__} "
-                             "(pass a submodule name instead)")
+            raise ValueError(
+                f"an integer layer needs an nn.Sequential; got {type(module).__name__} (pass a submodule name instead)"
+            )
         n = len(module)
         if not -n <= layer < n:
             raise ValueError(f"layer must be in [{-n}, {n}) for this Sequential; got {layer}")

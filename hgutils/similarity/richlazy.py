@@ -54,41 +54,55 @@ class RichLazyConfig(Preset):
     """Sizes of notebook 05 (smoke values are the defaults)."""
 
     class_counts: tuple[int, ...] = (2, 5)  # numbers of classes K in the hierarchical sweep
-    n_seeds: int = 2            # seeds per (K, regime) cell
-    hidden: int = 100           # hidden width of the 2 -> hidden (x depth) -> K ReLU MLP
-    depth: int = 1              # number of hidden layers; MSA and the baselines compare the last one
-    n_per_blob: int = 30        # training points per blob (2K blobs)
-    blob_std: float = 0.15      # std of each Gaussian blob (centres on the unit circle)
-    gain_rich: float = 0.01     # g in W ~ N(0, (g/sqrt(fan_in))^2): small init => rich
-    gain_lazy: float = 1.0      # g for the lazy regime (standard scale)
-    alpha_rich: float = 1.0     # Chizat output scale alpha, rich regime (1 = plain network)
-    alpha_lazy: float = 30.0    # alpha, lazy regime (large => linearised dynamics)
-    lr_rich: float = 0.1        # full-batch gradient-descent learning rate, rich regime
-    lr_lazy: float = 0.005      # learning rate, lazy regime (stable for its larger NTK)
-    momentum: float = 0.9       # heavy-ball momentum (both regimes)
-    steps: int = 1000           # gradient steps
-    grid: int = 16              # MSA reference measure: grid x grid uniform points on [-extent, extent]^2
-    extent: float = 1.5         # half-width of the MSA grid (covers the ring of blobs)
-    n_rep: int = 200            # samples (from the task distribution) for the extrinsic baselines
-    swiss_points: int = 400     # points on the swiss roll / plane
+    n_seeds: int = 2  # seeds per (K, regime) cell
+    hidden: int = 100  # hidden width of the 2 -> hidden (x depth) -> K ReLU MLP
+    depth: int = 1  # number of hidden layers; MSA and the baselines compare the last one
+    n_per_blob: int = 30  # training points per blob (2K blobs)
+    blob_std: float = 0.15  # std of each Gaussian blob (centres on the unit circle)
+    gain_rich: float = 0.01  # g in W ~ N(0, (g/sqrt(fan_in))^2): small init => rich
+    gain_lazy: float = 1.0  # g for the lazy regime (standard scale)
+    alpha_rich: float = 1.0  # Chizat output scale alpha, rich regime (1 = plain network)
+    alpha_lazy: float = 30.0  # alpha, lazy regime (large => linearised dynamics)
+    lr_rich: float = 0.1  # full-batch gradient-descent learning rate, rich regime
+    lr_lazy: float = 0.005  # learning rate, lazy regime (stable for its larger NTK)
+    momentum: float = 0.9  # heavy-ball momentum (both regimes)
+    steps: int = 1000  # gradient steps
+    grid: int = 16  # MSA reference measure: grid x grid uniform points on [-extent, extent]^2
+    extent: float = 1.5  # half-width of the MSA grid (covers the ring of blobs)
+    n_rep: int = 200  # samples (from the task distribution) for the extrinsic baselines
+    swiss_points: int = 400  # points on the swiss roll / plane
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        "medium": {"n_seeds": 5, "hidden": 256, "steps": 3000, "grid": 32, "n_rep": 400,
-                   "n_per_blob": 50, "swiss_points": 1000},
-        "paper": {"n_seeds": 10, "hidden": 256, "steps": 10000, "grid": 64, "n_rep": 1000,
-                  "n_per_blob": 100, "swiss_points": 2000},
+        "medium": {
+            "n_seeds": 5,
+            "hidden": 256,
+            "steps": 3000,
+            "grid": 32,
+            "n_rep": 400,
+            "n_per_blob": 50,
+            "swiss_points": 1000,
+        },
+        "paper": {
+            "n_seeds": 10,
+            "hidden": 256,
+            "steps": 10000,
+            "grid": 64,
+            "n_rep": 1000,
+            "n_per_blob": 100,
+            "swiss_points": 2000,
+        },
     }
 
 
 # --------------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------------
-def ring_blobs(n_classes: int, n_per_blob: int, std: float = 0.15, *,
-               generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def ring_blobs(
+    n_classes: int, n_per_blob: int, std: float = 0.15, *, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``2K`` Gaussian blobs on the unit circle, blob ``j`` labelled ``j mod K``: ``(X [n, 2], y [n])``."""
     if n_classes < 2 or n_per_blob < 1 or std <= 0:
-        raise ValueError(f"need n_classes >= 2, n_per_blob >= 1, std > 0; got {n_classes}, "
-                         f"{n_per_blob}, {std}")
+        raise ValueError(f"need n_classes >= 2, n_per_blob >= 1, std > 0; got {n_classes}, {n_per_blob}, {std}")
     nb = 2 * n_classes
     ang = 2 * math.pi * torch.arange(nb) / nb
     centres = torch.stack([ang.cos(), ang.sin()], 1)
@@ -129,8 +143,9 @@ def cell_seeds(k_index: int, regime: str, n_seeds: int, base_seed: int = 0) -> l
     return [base_seed * 10_000 + 1000 * (2 * k_index + r) + s for s in range(n_seeds)]
 
 
-def train_cell(n_classes: int, regime: str, seeds: list[int], cfg: RichLazyConfig,
-               X: torch.Tensor, y: torch.Tensor) -> dict[str, Any]:
+def train_cell(
+    n_classes: int, regime: str, seeds: list[int], cfg: RichLazyConfig, X: torch.Tensor, y: torch.Tensor
+) -> dict[str, Any]:
     """Train ``len(seeds)`` stacked MLPs of one (K, regime) cell; return init/final params and checks."""
     from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
 
@@ -139,8 +154,7 @@ def train_cell(n_classes: int, regime: str, seeds: list[int], cfg: RichLazyConfi
     rich = regime == "rich"
     alpha = cfg.alpha_rich if rich else cfg.alpha_lazy
     gain = cfg.gain_rich if rich else cfg.gain_lazy
-    p0 = init_mlp(len(seeds), (2, *([cfg.hidden] * cfg.depth), n_classes), scheme="normal", gain=gain,
-                  seeds=seeds)
+    p0 = init_mlp(len(seeds), (2, *([cfg.hidden] * cfg.depth), n_classes), scheme="normal", gain=gain, seeds=seeds)
     last = cfg.depth - 1
     Y = torch.nn.functional.one_hot(y, n_classes).to(X.dtype)
     with torch.no_grad():
@@ -150,20 +164,31 @@ def train_cell(n_classes: int, regime: str, seeds: list[int], cfg: RichLazyConfi
         f = alpha * (mlp_forward(p, X) - out0)
         return ((f - Y) ** 2).sum(-1).mean(-1) / alpha**2
 
-    res = train_stacked(p0, loss_fn, steps=cfg.steps, optimizer="sgd",
-                        lr=cfg.lr_rich if rich else cfg.lr_lazy, momentum=cfg.momentum,
-                        desc=f"K={n_classes} {regime}")
+    res = train_stacked(
+        p0,
+        loss_fn,
+        steps=cfg.steps,
+        optimizer="sgd",
+        lr=cfg.lr_rich if rich else cfg.lr_lazy,
+        momentum=cfg.momentum,
+        desc=f"K={n_classes} {regime}",
+    )
     p1 = res.params
     with torch.no_grad():
         acc = ((alpha * (mlp_forward(p1, X) - out0)).argmax(-1) == y).float().mean(-1)
-    return {"p0": p0, "p1": p1, "acc": acc, "alpha": alpha,
-            "rwc": relative_weight_change(p0, p1, "W0"), "kernel_align": kernel_alignment(p0, p1, X, last),
-            "label_align0": label_alignment(p0, X, y, n_classes, last),
-            "label_align1": label_alignment(p1, X, y, n_classes, last)}
+    return {
+        "p0": p0,
+        "p1": p1,
+        "acc": acc,
+        "alpha": alpha,
+        "rwc": relative_weight_change(p0, p1, "W0"),
+        "kernel_align": kernel_alignment(p0, p1, X, last),
+        "label_align0": label_alignment(p0, X, y, n_classes, last),
+        "label_align1": label_alignment(p1, X, y, n_classes, last),
+    }
 
 
-def relative_weight_change(p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor],
-                           key: str = "W0") -> torch.Tensor:
+def relative_weight_change(p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor], key: str = "W0") -> torch.Tensor:
     r"""Per network :math:`\|W - W_0\|_F / \|W_0\|_F` of parameter ``key``: ``[N]``."""
     a, b = p0[key].flatten(1), p1[key].flatten(1)
     return (b - a).norm(dim=1) / a.norm(dim=1)
@@ -183,8 +208,9 @@ def _alignment(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     return (A * B).sum((-2, -1)) / (A.flatten(-2).norm(dim=-1) * B.flatten(-2).norm(dim=-1)).clamp_min(1e-300)
 
 
-def kernel_alignment(p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor], X: torch.Tensor,
-                     layer: int = 0) -> torch.Tensor:
+def kernel_alignment(
+    p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor], X: torch.Tensor, layer: int = 0
+) -> torch.Tensor:
     r"""Alignment of each network's hidden kernel before and after training, ``[N]`` in [0, 1].
 
     :math:`A(K_0, K_1) = \langle K_0, K_1\rangle_F / (\|K_0\|_F \|K_1\|_F)` of the centred kernels
@@ -194,8 +220,9 @@ def kernel_alignment(p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor], X
     return _alignment(hidden_kernel(p0, X, layer), hidden_kernel(p1, X, layer)).float()
 
 
-def label_alignment(params: dict[str, torch.Tensor], X: torch.Tensor, y: torch.Tensor,
-                    n_classes: int, layer: int = 0) -> torch.Tensor:
+def label_alignment(
+    params: dict[str, torch.Tensor], X: torch.Tensor, y: torch.Tensor, n_classes: int, layer: int = 0
+) -> torch.Tensor:
     r"""Alignment of the hidden kernel with the label kernel :math:`Y_cY_c^\top` (centred one-hot), ``[N]``."""
     Yc = torch.nn.functional.one_hot(y, n_classes).double()
     Yc = Yc - Yc.mean(0)
@@ -238,9 +265,13 @@ def run_sweep(cfg: RichLazyConfig, seed: int = 0) -> dict[str, Any]:
         for regime in REGIMES:
             seeds = cell_seeds(ki, regime, cfg.n_seeds, seed)
             out = train_cell(K, regime, seeds, cfg, X, y)
-            cells.append({"classes": K, "regime": regime, **{k: out[k] for k in
-                                                              ("acc", "rwc", "kernel_align", "label_align0",
-                                                                 "label_align1", "alpha")}})
+            cells.append(
+                {
+                    "classes": K,
+                    "regime": regime,
+                    **{k: out[k] for k in ("acc", "rwc", "kernel_align", "label_align0", "label_align1", "alpha")},
+                }
+            )
             trained.append(out["p1"])
             untrained.append(out["p0"])
             for s in range(cfg.n_seeds):
@@ -262,8 +293,9 @@ def task_samples(cfg: RichLazyConfig, seed: int = 0) -> torch.Tensor:
     return X
 
 
-def similarity_matrices(hidden: dict[str, torch.Tensor], points: torch.Tensor,
-                        samples: torch.Tensor, layer: int = 0) -> dict[str, np.ndarray]:
+def similarity_matrices(
+    hidden: dict[str, torch.Tensor], points: torch.Tensor, samples: torch.Tensor, layer: int = 0
+) -> dict[str, np.ndarray]:
     """Similarity matrices (1 = same) of all models' hidden layers for the five measures.
 
     MSA: ``1 - d_MSA`` on the grid ``points`` (metrics of each model computed once); CKA, CCA,
@@ -274,8 +306,13 @@ def similarity_matrices(hidden: dict[str, torch.Tensor], points: torch.Tensor,
     G = mlp_pullback_metrics(hidden, points, layer=layer)
     with torch.no_grad():
         reps = list(mlp_forward(hidden, samples, layer=layer).double().numpy())
-    return {"MSA": 1.0 - msa_matrix_from_metrics(G), "CKA": linear_cka_matrix(reps),
-            "CCA": cca_matrix(reps), "RSA": rsa_matrix(reps), "Procrustes": procrustes_matrix(reps)}
+    return {
+        "MSA": 1.0 - msa_matrix_from_metrics(G),
+        "CKA": linear_cka_matrix(reps),
+        "CCA": cca_matrix(reps),
+        "RSA": rsa_matrix(reps),
+        "Procrustes": procrustes_matrix(reps),
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,8 +346,9 @@ def hierarchy_score(S: np.ndarray, meta: list[dict[str, Any]]) -> float:
     return float(spearmanr(1.0 - S[iu], T[iu]).statistic)
 
 
-def split_auc(S: np.ndarray, meta: list[dict[str, Any]], key: str,
-              where: dict[str, Any] | None = None, same: tuple[str, ...] = ()) -> float:
+def split_auc(
+    S: np.ndarray, meta: list[dict[str, Any]], key: str, where: dict[str, Any] | None = None, same: tuple[str, ...] = ()
+) -> float:
     """How well a measure separates the groups of ``key``: AUC of between- vs within-group pairs.
 
     Over pairs of models that match ``where`` (e.g. ``{"trained": True}``) and agree on every key in
@@ -320,7 +358,7 @@ def split_auc(S: np.ndarray, meta: list[dict[str, Any]], key: str,
     idx = [i for i, m in enumerate(meta) if all(m[k] == v for k, v in (where or {}).items())]
     within, between = [], []
     for a, i in enumerate(idx):
-        for j in idx[a + 1:]:
+        for j in idx[a + 1 :]:
             if any(meta[i][k] != meta[j][k] for k in same):
                 continue
             (within if meta[i][key] == meta[j][key] else between).append(1.0 - S[i, j])
@@ -330,8 +368,9 @@ def split_auc(S: np.ndarray, meta: list[dict[str, Any]], key: str,
     return float((b[:, None] > w[None, :]).mean() + 0.5 * (b[:, None] == w[None, :]).mean())
 
 
-def mean_between(S: np.ndarray, meta: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any],
-                 same: tuple[str, ...] = ()) -> float:
+def mean_between(
+    S: np.ndarray, meta: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any], same: tuple[str, ...] = ()
+) -> float:
     """Mean similarity over pairs (i in group ``a``, j in group ``b``, i != j) agreeing on ``same``."""
     ia = [i for i, m in enumerate(meta) if all(m[k] == v for k, v in a.items())]
     ib = [j for j, m in enumerate(meta) if all(m[k] == v for k, v in b.items())]
@@ -361,8 +400,9 @@ def _boundaries(meta: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
     return major, minor
 
 
-def plot_similarity_panels(mats: dict[str, np.ndarray], meta: list[dict[str, Any]],
-                           scores: dict[str, float] | None = None) -> plt.Figure:
+def plot_similarity_panels(
+    mats: dict[str, np.ndarray], meta: list[dict[str, Any]], scores: dict[str, float] | None = None
+) -> plt.Figure:
     """Side-by-side heatmaps of the similarity matrices with the design hierarchy marked.
 
     Thick white lines separate trained from untrained networks, thin lines the (K, regime) cells
@@ -378,9 +418,15 @@ def plot_similarity_panels(mats: dict[str, np.ndarray], meta: list[dict[str, Any
     major, minor = _boundaries(meta)
     for ax, (name, S) in zip(axes, mats.items()):
         title = name if scores is None else f"{name}  (hierarchy ρ={scores[name]:.2f})"
-        heatmap(ax, S, labels_x=labels if len(meta) <= 24 else None,
-                labels_y=labels if ax is axes[0] and len(meta) <= 24 else None,
-                title=title, vmin=0.0, vmax=1.0)
+        heatmap(
+            ax,
+            S,
+            labels_x=labels if len(meta) <= 24 else None,
+            labels_y=labels if ax is axes[0] and len(meta) <= 24 else None,
+            title=title,
+            vmin=0.0,
+            vmax=1.0,
+        )
         for x in major:
             ax.axhline(x, color="w", lw=2.0)
             ax.axvline(x, color="w", lw=2.0)
@@ -429,8 +475,7 @@ def plot_swiss_roll(points: torch.Tensor, color: np.ndarray) -> plt.Figure:
     return fig
 
 
-def plot_metric_field(ax: plt.Axes, G: torch.Tensor, points: torch.Tensor, title: str = "",
-                      every: int = 1) -> plt.Axes:
+def plot_metric_field(ax: plt.Axes, G: torch.Tensor, points: torch.Tensor, title: str = "", every: int = 1) -> plt.Axes:
     """Ellipses of the pullback metric (unit balls of G^{-1}, normalised) on the input grid."""
     from matplotlib.patches import Ellipse
 
@@ -445,8 +490,7 @@ def plot_metric_field(ax: plt.Axes, G: torch.Tensor, points: torch.Tensor, title
         r = 1.0 / torch.sqrt(lam[k].clamp_min(1e-12))
         r = 0.45 * step * r / r.max()
         ang = math.degrees(math.atan2(float(V[k, 1, 0]), float(V[k, 0, 0])))
-        ax.add_patch(Ellipse(pts[k].tolist(), 2 * float(r[0]), 2 * float(r[1]), angle=ang,
-                             fill=False, lw=0.6))
+        ax.add_patch(Ellipse(pts[k].tolist(), 2 * float(r[0]), 2 * float(r[1]), angle=ang, fill=False, lw=0.6))
     lim = float(pts.abs().max()) + step
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)

@@ -87,13 +87,15 @@ class FourierPE:
     Subclass it, or instantiate it directly with your own frequencies, to try another encoding.
     """
 
-    def __init__(self, frequencies: torch.Tensor, phases: torch.Tensor | None = None,
-                 name: str = "FourierPE") -> None:
+    def __init__(self, frequencies: torch.Tensor, phases: torch.Tensor | None = None, name: str = "FourierPE") -> None:
         om = torch.as_tensor(frequencies, dtype=torch.float64)
         if om.ndim != 2 or om.shape[1] != 2 or om.shape[0] < 1:
             raise ValueError(f"frequencies must have shape [m, 2] with m >= 1; got {tuple(om.shape)}")
-        b = torch.zeros(om.shape[0], dtype=torch.float64) if phases is None else \
-            torch.as_tensor(phases, dtype=torch.float64)
+        b = (
+            torch.zeros(om.shape[0], dtype=torch.float64)
+            if phases is None
+            else torch.as_tensor(phases, dtype=torch.float64)
+        )
         if b.shape != (om.shape[0],):
             raise ValueError(f"phases must have shape [{om.shape[0]}]; got {tuple(b.shape)}")
         if not (torch.isfinite(om).all() and torch.isfinite(b).all()):
@@ -157,7 +159,7 @@ class FourierPE:
                 block, j = [[-c, s], [s, c]], jm
             else:
                 return None
-            rho[2 * i:2 * i + 2, 2 * j:2 * j + 2] = torch.tensor(block, dtype=torch.float64)
+            rho[2 * i : 2 * i + 2, 2 * j : 2 * j + 2] = torch.tensor(block, dtype=torch.float64)
         return rho
 
     def sample_domain(self, n: int, seed: int = 0) -> torch.Tensor:
@@ -165,8 +167,9 @@ class FourierPE:
         gen = torch.Generator().manual_seed(seed)
         return torch.rand(n, 2, generator=gen, dtype=torch.float64) * 2.0 - 1.0
 
-    def lift(self, g: GroupElement | torch.Tensor, *, n_samples: int = 4096, seed: int = 0,
-             tol: float = 1e-9) -> tuple[torch.Tensor, float]:
+    def lift(
+        self, g: GroupElement | torch.Tensor, *, n_samples: int = 4096, seed: int = 0, tol: float = 1e-9
+    ) -> tuple[torch.Tensor, float]:
         r"""``(rho, residual)``: the linear map with :math:`\varphi(gx) \approx \rho\,\varphi(x)`.
 
         ``rho`` is float64 ``[d, d]``: exact (see :meth:`exact_lift`) when ``g`` permutes the
@@ -219,7 +222,7 @@ class DyadicAxisPE(FourierPE):
             raise ValueError(f"K must be a positive int; got {K!r}")
         rows = []
         for k in range(K):
-            f = (2.0 ** k) * math.pi
+            f = (2.0**k) * math.pi
             rows += [[f, 0.0], [0.0, f]]
         super().__init__(torch.tensor(rows, dtype=torch.float64), None, name="DyadicAxisPE")
         self.K = K
@@ -237,7 +240,7 @@ class TriAxisPE(FourierPE):
         axes = [(math.cos(2 * math.pi * j / 3), math.sin(2 * math.pi * j / 3)) for j in range(3)]
         rows = []
         for k in range(K):
-            f = (2.0 ** k) * math.pi
+            f = (2.0**k) * math.pi
             rows += [[f * a, f * c] for a, c in axes]
         super().__init__(torch.tensor(rows, dtype=torch.float64), None, name="TriAxisPE")
         self.K = K
@@ -266,8 +269,7 @@ def default_encodings() -> list[FourierPE]:
     return [DyadicAxisPE(), TriAxisPE(), RandomFourierPE()]
 
 
-def liftable_set(encoding: FourierPE, elements: Iterable[GroupElement], tol: float = 1e-6
-                 ) -> list[GroupElement]:
+def liftable_set(encoding: FourierPE, elements: Iterable[GroupElement], tol: float = 1e-6) -> list[GroupElement]:
     """:math:`G_{lift}` restricted to ``elements``: those whose lift residual is below ``tol``."""
     return [g for g in elements if encoding.lift(g)[1] < tol]
 
@@ -281,7 +283,15 @@ def lift_table(encodings: Iterable[FourierPE], elements: Iterable[GroupElement],
     for enc in encodings:
         for g in elements:
             _, res = enc.lift(g)
-            rows.append({"encoding": enc.name, "element": g.name, "kind": g.kind, "angle": g.angle,
-                         "residual": res, "exact": enc.exact_lift(g) is not None,
-                         "liftable": res < tol})
+            rows.append(
+                {
+                    "encoding": enc.name,
+                    "element": g.name,
+                    "kind": g.kind,
+                    "angle": g.angle,
+                    "residual": res,
+                    "exact": enc.exact_lift(g) is not None,
+                    "liftable": res < tol,
+                }
+            )
     return pd.DataFrame(rows)

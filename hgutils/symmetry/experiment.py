@@ -109,8 +109,13 @@ def _disk_points(n: int, gen: torch.Generator) -> torch.Tensor:
     return torch.stack((r * torch.cos(a), r * torch.sin(a)), dim=-1)
 
 
-def train_grid(cfg: SymmetryReadoutConfig, seed: int = 0, shapes: Sequence[Shape] | None = None,
-               encodings: Sequence[FourierPE] | None = None, device: str = "cpu") -> GridResult:
+def train_grid(
+    cfg: SymmetryReadoutConfig,
+    seed: int = 0,
+    shapes: Sequence[Shape] | None = None,
+    encodings: Sequence[FourierPE] | None = None,
+    device: str = "cpu",
+) -> GridResult:
     """Train the shape × encoding × seed grid of SDF-regression MLPs, all stacked in one run.
 
     Each step draws a fresh minibatch of ``cfg.batch`` points per (seed, shape) from its pool of
@@ -131,8 +136,9 @@ def train_grid(cfg: SymmetryReadoutConfig, seed: int = 0, shapes: Sequence[Shape
             gen = torch.Generator().manual_seed(seed * 100_003 + s * 1009 + i)
             pools.append(shape.sample(cfg.n_points, gen, dtype=torch.float64))
             for enc in encodings:
-                rows.append({"net": len(rows), "shape": shape.name, "encoding": enc.name, "seed": s,
-                             "group": shape.group_name})
+                rows.append(
+                    {"net": len(rows), "shape": shape.name, "encoding": enc.name, "seed": s, "group": shape.group_name}
+                )
                 init_seeds.append(seed * 1000 + s)
     px = torch.stack([p[0] for p in pools])  # [S, n_points, 2], S = n_seeds * n_shapes
     py = torch.stack([p[1] for p in pools]).float()  # [S, n_points]
@@ -152,8 +158,9 @@ def train_grid(cfg: SymmetryReadoutConfig, seed: int = 0, shapes: Sequence[Shape
         targets = yb.repeat_interleave(n_enc, dim=0)
         return (mlp_forward(p, feats.to(device))[..., 0] - targets.to(device)).pow(2).mean(-1)
 
-    res = train_stacked(p0, loss_fn, steps=cfg.steps, optimizer=cfg.optimizer, lr=cfg.lr,
-                        weight_decay=cfg.weight_decay, desc="SDF grid")
+    res = train_stacked(
+        p0, loss_fn, steps=cfg.steps, optimizer=cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay, desc="SDF grid"
+    )
     params = {k: v.detach().cpu() for k, v in res.params.items()}
     meta = pd.DataFrame(rows)
     meta["train_mse"] = res.losses.cpu().double().numpy()
@@ -165,13 +172,26 @@ def train_grid(cfg: SymmetryReadoutConfig, seed: int = 0, shapes: Sequence[Shape
         pred = mlp_forward(params, fe)[..., 0].double()
     truth = torch.stack([shape_by_name[r["shape"]].sdf(eval_x) for r in rows])
     meta["eval_rel_err"] = ((pred - truth).norm(dim=-1) / truth.norm(dim=-1)).numpy()
-    return GridResult(params=params, init={k: v.cpu() for k, v in p0.items()}, meta=meta,
-                      history=res.history.cpu(), shapes=shapes, encodings=encodings, eval_points=eval_x)
+    return GridResult(
+        params=params,
+        init={k: v.cpu() for k, v in p0.items()},
+        meta=meta,
+        history=res.history.cpu(),
+        shapes=shapes,
+        encodings=encodings,
+        eval_points=eval_x,
+    )
 
 
-def readout_frame(grid: GridResult, elements: Sequence[GroupElement], *, depth: int | None = None,
-                  variants: Sequence[str] = VARIANTS, include_init: bool = True,
-                  lift_tol: float = 1e-6) -> pd.DataFrame:
+def readout_frame(
+    grid: GridResult,
+    elements: Sequence[GroupElement],
+    *,
+    depth: int | None = None,
+    variants: Sequence[str] = VARIANTS,
+    include_init: bool = True,
+    lift_tol: float = 1e-6,
+) -> pd.DataFrame:
     """Long table of scores: one row per (network, observation, variant, element).
 
     Observations: ``prefix1..prefix{depth}`` (trained weights), ``prefix1@init`` (the same network's
@@ -189,14 +209,15 @@ def readout_frame(grid: GridResult, elements: Sequence[GroupElement], *, depth: 
         scores: dict[tuple[str, str], torch.Tensor] = {}
         for k in range(1, depth + 1):
             for v in variants:
-                scores[(f"prefix{k}", v)] = readout_profile(grid.subset(idx), enc, elements,
-                                                            observation=f"prefix{k}", variant=v)
+                scores[(f"prefix{k}", v)] = readout_profile(
+                    grid.subset(idx), enc, elements, observation=f"prefix{k}", variant=v
+                )
         if include_init:
             for v in variants:
-                scores[("prefix1@init", v)] = readout_profile(grid.subset(idx, "init"), enc, elements,
-                                                              observation="prefix1", variant=v)
-        scores[("functional", "data")] = functional_profile(grid.subset(idx), enc, elements,
-                                                            grid.eval_points)
+                scores[("prefix1@init", v)] = readout_profile(
+                    grid.subset(idx, "init"), enc, elements, observation="prefix1", variant=v
+                )
+        scores[("functional", "data")] = functional_profile(grid.subset(idx), enc, elements, grid.eval_points)
         lifts = np.array([enc.lift(g)[1] for g in elements])
         n, E = len(meta), len(elements)
         in_true = np.array([[shapes[s].is_symmetry(g) for g in elements] for s in meta["shape"]])
@@ -216,8 +237,9 @@ def readout_frame(grid: GridResult, elements: Sequence[GroupElement], *, depth: 
     return pd.concat(out, ignore_index=True)
 
 
-def sweep_frame(grid: GridResult, elements: Sequence[GroupElement], observation: str = "prefix1",
-                variant: str = "frobenius") -> pd.DataFrame:
+def sweep_frame(
+    grid: GridResult, elements: Sequence[GroupElement], observation: str = "prefix1", variant: str = "frobenius"
+) -> pd.DataFrame:
     """Seed-mean readout score per (encoding, shape, angle) for a rotation sweep, plus lift residuals."""
     rows = []
     for enc in grid.encodings:
@@ -229,8 +251,9 @@ def sweep_frame(grid: GridResult, elements: Sequence[GroupElement], observation:
             m = (meta["shape"] == shape).to_numpy()
             mean = sc[m].mean(0)
             for j, g in enumerate(elements):
-                rows.append({"encoding": enc.name, "shape": shape, "angle": g.angle, "score": mean[j],
-                             "residual": res[j]})
+                rows.append(
+                    {"encoding": enc.name, "shape": shape, "angle": g.angle, "score": mean[j], "residual": res[j]}
+                )
     return pd.DataFrame(rows)
 
 
@@ -239,16 +262,24 @@ def hierarchy_check(frame: pd.DataFrame, threshold: float) -> pd.DataFrame:
     "high" (≥ ``threshold``) and how many of those violate :math:`G_{obs} \subseteq G_{lift}\cap G_{true}`
     (high but not liftable, or high but not in :math:`G_{true}`). The identity is excluded."""
     f = frame[frame["element"] != "R0"]
-    cell = (f.groupby(["encoding", "observation", "variant", "shape", "element"], sort=False)
-            .agg(score=("score", "mean"), liftable=("liftable", "first"), in_G_true=("in_G_true", "first"))
-            .reset_index())
+    cell = (
+        f.groupby(["encoding", "observation", "variant", "shape", "element"], sort=False)
+        .agg(score=("score", "mean"), liftable=("liftable", "first"), in_G_true=("in_G_true", "first"))
+        .reset_index()
+    )
     cell["high"] = cell["score"] >= threshold
     cell["viol_lift"] = cell["high"] & ~cell["liftable"]
     cell["viol_true"] = cell["high"] & ~cell["in_G_true"]
-    return (cell.groupby(["encoding", "observation", "variant"], sort=False)
-            .agg(cells=("high", "size"), high=("high", "sum"), not_liftable=("viol_lift", "sum"),
-                 not_in_G_true=("viol_true", "sum"))
-            .reset_index())
+    return (
+        cell.groupby(["encoding", "observation", "variant"], sort=False)
+        .agg(
+            cells=("high", "size"),
+            high=("high", "sum"),
+            not_liftable=("viol_lift", "sum"),
+            not_in_G_true=("viol_true", "sum"),
+        )
+        .reset_index()
+    )
 
 
 def score_table(frame: pd.DataFrame, observation: str, variant: str = "frobenius") -> pd.DataFrame:
@@ -273,14 +304,24 @@ def sweep_peaks(sweep: pd.DataFrame, exclude_deg: float = 15.0) -> pd.DataFrame:
 
 def _cell(frame: pd.DataFrame, observation: str, variant: str, encoding: str, shape: str) -> pd.DataFrame:
     var = "data" if observation == "functional" else variant
-    f = frame[(frame["observation"] == observation) & (frame["variant"] == var)
-              & (frame["encoding"] == encoding) & (frame["shape"] == shape)]
-    return (f.groupby("element", sort=False)
-            .agg(score=("score", "mean"), liftable=("liftable", "first"), in_G_true=("in_G_true", "first")))
+    f = frame[
+        (frame["observation"] == observation)
+        & (frame["variant"] == var)
+        & (frame["encoding"] == encoding)
+        & (frame["shape"] == shape)
+    ]
+    return f.groupby("element", sort=False).agg(
+        score=("score", "mean"), liftable=("liftable", "first"), in_G_true=("in_G_true", "first")
+    )
 
 
-def claim_metrics(frame: pd.DataFrame, sweep: pd.DataFrame, observation: str = "prefix1",
-                  variant: str = "frobenius", threshold: float = 0.7) -> dict[str, float]:
+def claim_metrics(
+    frame: pd.DataFrame,
+    sweep: pd.DataFrame,
+    observation: str = "prefix1",
+    variant: str = "frobenius",
+    threshold: float = 0.7,
+) -> dict[str, float]:
     """The measured numbers behind notebook 06's claims (seed means; identity excluded throughout).
 
     - ``dy_sq_d4_min`` / ``dy_sq_nonlift_max``: Dyadic, square: lowest score over D4∖{I}, highest over
@@ -342,14 +383,28 @@ def plot_lift_residuals(lift_df: pd.DataFrame):
     piv = lift_df.pivot(index="encoding", columns="element", values="residual")
     piv = piv[list(dict.fromkeys(lift_df["element"]))].loc[list(dict.fromkeys(lift_df["encoding"]))]
     fig, ax = plt.subplots(figsize=(9, 2.4))
-    heatmap(ax, np.log10(np.maximum(piv.to_numpy(), 1e-16)), list(piv.columns), list(piv.index),
-            title="log10 lift residual (≤ -10: exact lift)", cmap="magma", vmin=-16, vmax=0, annotate=True,
-            fmt=".1f")
+    heatmap(
+        ax,
+        np.log10(np.maximum(piv.to_numpy(), 1e-16)),
+        list(piv.columns),
+        list(piv.index),
+        title="log10 lift residual (≤ -10: exact lift)",
+        cmap="magma",
+        vmin=-16,
+        vmax=0,
+        annotate=True,
+        fmt=".1f",
+    )
     return fig
 
 
-def plot_readout_heatmaps(frame: pd.DataFrame, observations: Sequence[str], variant: str = "frobenius",
-                          element_order: Sequence[str] | None = None, shape_order: Sequence[str] | None = None):
+def plot_readout_heatmaps(
+    frame: pd.DataFrame,
+    observations: Sequence[str],
+    variant: str = "frobenius",
+    element_order: Sequence[str] | None = None,
+    shape_order: Sequence[str] | None = None,
+):
     """Grid of heatmaps: rows = encodings, columns = observations; each shape × element (seed mean).
 
     Cells whose element is outside :math:`G_{lift}` are hatched with a dot; outside :math:`G_{true}`
@@ -363,8 +418,9 @@ def plot_readout_heatmaps(frame: pd.DataFrame, observations: Sequence[str], vari
     encs = list(dict.fromkeys(frame["encoding"]))
     els = list(element_order or dict.fromkeys(frame["element"]))
     shps = list(shape_order or dict.fromkeys(frame["shape"]))
-    fig, axes = plt.subplots(len(encs), len(observations), figsize=(4.6 * len(observations), 2.6 * len(encs)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(encs), len(observations), figsize=(4.6 * len(observations), 2.6 * len(encs)), squeeze=False
+    )
     for i, enc in enumerate(encs):
         for j, obs in enumerate(observations):
             var = "data" if obs == "functional" else variant
@@ -394,8 +450,14 @@ def plot_rotation_sweeps(sweep: pd.DataFrame, shape_order: Sequence[str] | None 
     use_style()
     encs = list(dict.fromkeys(sweep["encoding"]))
     shps = list(shape_order or dict.fromkeys(sweep["shape"]))
-    fig, axes = plt.subplots(2, len(encs), figsize=(4.6 * len(encs), 5.2), sharex=True,
-                             gridspec_kw={"height_ratios": [2.2, 1]}, squeeze=False)
+    fig, axes = plt.subplots(
+        2,
+        len(encs),
+        figsize=(4.6 * len(encs), 5.2),
+        sharex=True,
+        gridspec_kw={"height_ratios": [2.2, 1]},
+        squeeze=False,
+    )
     for j, enc in enumerate(encs):
         f = sweep[sweep["encoding"] == enc]
         ax = axes[0, j]

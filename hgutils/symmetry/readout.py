@@ -138,8 +138,14 @@ def readout_score(gamma: Tensor, rho: Tensor, variant: str = "frobenius") -> Ten
     return (moved * g).sum((-1, -2)) / (mn * gn).clamp_min(torch.finfo(torch.float64).tiny)
 
 
-def readout_profile(model: Mapping[str, Tensor], encoding: FourierPE, elements: Sequence[GroupElement], *,
-                    observation: str = "prefix1", variant: str = "frobenius") -> Tensor:
+def readout_profile(
+    model: Mapping[str, Tensor],
+    encoding: FourierPE,
+    elements: Sequence[GroupElement],
+    *,
+    observation: str = "prefix1",
+    variant: str = "frobenius",
+) -> Tensor:
     """Readout scores ``[N, len(elements)]`` of stacked networks trained on ``encoding``'s features.
 
     ``observation`` is ``"prefix{k}"`` (see :func:`prefix_gram`); each element is lifted with
@@ -165,9 +171,14 @@ def functional_score(f_x: Tensor, f_gx: Tensor) -> Tensor:
     return 1.0 - (b - a).norm(dim=-1) / spread.clamp_min(torch.finfo(torch.float64).tiny)
 
 
-def functional_profile(model: Mapping[str, Tensor], encoding: FourierPE | Sequence[FourierPE],
-                       elements: Sequence[GroupElement], points: Tensor, *,
-                       activation: str = "relu") -> Tensor:
+def functional_profile(
+    model: Mapping[str, Tensor],
+    encoding: FourierPE | Sequence[FourierPE],
+    elements: Sequence[GroupElement],
+    points: Tensor,
+    *,
+    activation: str = "relu",
+) -> Tensor:
     """Functional scores ``[N, len(elements)]``: compare ``f(g x)`` with ``f(x)`` on ``points [P, 2]``.
 
     ``encoding`` may be one encoding for all ``N`` networks or a list of ``N`` (one per network).

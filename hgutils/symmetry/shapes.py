@@ -55,8 +55,9 @@ class Shape(ABC):
         """Whether the O(2) element ``g`` maps the shape onto itself (``g`` in :math:`G_{true}`)."""
 
     @abstractmethod
-    def boundary_points(self, n: int, generator: torch.Generator | None = None,
-                        dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def boundary_points(
+        self, n: int, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32
+    ) -> torch.Tensor:
         """``n`` points uniform (by arc length) on the boundary."""
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
@@ -69,9 +70,16 @@ class Shape(ABC):
         """The elements of ``elements`` that lie in :math:`G_{true}`."""
         return [g for g in elements if self.is_symmetry(g, tol)]
 
-    def sample(self, n: int, generator: torch.Generator | None = None, *, near_fraction: float = 0.5,
-               noise: float = 0.05, radius: float = 1.0, dtype: torch.dtype = torch.float32
-               ) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample(
+        self,
+        n: int,
+        generator: torch.Generator | None = None,
+        *,
+        near_fraction: float = 0.5,
+        noise: float = 0.05,
+        radius: float = 1.0,
+        dtype: torch.dtype = torch.float32,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Training points and targets ``(x [n, 2], sdf(x) [n])``.
 
         ``round(near_fraction * n)`` points are boundary points plus :math:`N(0, \\text{noise}^2 I)`
@@ -139,8 +147,9 @@ class PolygonShape(Shape):
         moved = {frozenset((int(idx[i]), int(idx[(i + 1) % n]))) for i in range(n)}
         return edges == moved
 
-    def boundary_points(self, n: int, generator: torch.Generator | None = None,
-                        dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def boundary_points(
+        self, n: int, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32
+    ) -> torch.Tensor:
         """``n`` points uniform (by arc length) on the boundary."""
         v = self.vertices
         e = torch.roll(v, -1, dims=0) - v
@@ -171,20 +180,21 @@ class CircleShape(Shape):
         as_matrix(g)  # validates orthogonality; every orthogonal map fixes the centred disk
         return True
 
-    def boundary_points(self, n: int, generator: torch.Generator | None = None,
-                        dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def boundary_points(
+        self, n: int, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32
+    ) -> torch.Tensor:
         a = 2 * math.pi * torch.rand(n, generator=generator, dtype=torch.float64)
         return (self.r * torch.stack((torch.cos(a), torch.sin(a)), dim=-1)).to(dtype)
 
 
-def regular_polygon(n: int, circumradius: float, first_vertex_deg: float, name: str,
-                    group_name: str | None = None) -> PolygonShape:
+def regular_polygon(
+    n: int, circumradius: float, first_vertex_deg: float, name: str, group_name: str | None = None
+) -> PolygonShape:
     """Regular ``n``-gon centred at 0 with a vertex at angle ``first_vertex_deg`` (G_true = D_n)."""
     if n < 3:
         raise ValueError(f"a regular polygon needs n >= 3 sides; got {n}")
     ang = [math.radians(first_vertex_deg + 360.0 * k / n) for k in range(n)]
-    v = torch.tensor([[circumradius * math.cos(a), circumradius * math.sin(a)] for a in ang],
-                     dtype=torch.float64)
+    v = torch.tensor([[circumradius * math.cos(a), circumradius * math.sin(a)] for a in ang], dtype=torch.float64)
     return PolygonShape(v, name, group_name or f"D{n}")
 
 
@@ -195,10 +205,10 @@ def default_shapes() -> list[Shape]:
         regular_polygon(3, 0.6, 90.0, "triangle", "D3"),
         regular_polygon(6, 0.6, 0.0, "hexagon", "D6"),
         CircleShape(0.5, "circle"),
-        PolygonShape(torch.tensor([[0.6, 0.35], [-0.6, 0.35], [-0.6, -0.35], [0.6, -0.35]]),
-                     "rectangle", "D2"),
-        PolygonShape(torch.tensor([[-0.5, -0.4], [0.55, -0.3], [0.35, 0.2], [-0.05, 0.55], [-0.45, 0.15]]),
-                     "asymmetric", "{I}"),
+        PolygonShape(torch.tensor([[0.6, 0.35], [-0.6, 0.35], [-0.6, -0.35], [0.6, -0.35]]), "rectangle", "D2"),
+        PolygonShape(
+            torch.tensor([[-0.5, -0.4], [0.55, -0.3], [0.35, 0.2], [-0.05, 0.55], [-0.45, 0.15]]), "asymmetric", "{I}"
+        ),
     ]
 
 

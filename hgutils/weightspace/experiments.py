@@ -61,8 +61,12 @@ PAPER: dict[str, dict[str, tuple[float, float]]] = {
     "mnist_acc": {"GTH-GMN": (95.6, 0.18), "NFN_NP": (92.9, 0.22)},
     "fashion_mnist_acc": {"GTH-GMN": (80.72, 0.29), "NFN_NP": (75.6, 1.07)},
     "sine_mse": {"GTH-GMN": (1.06, 0.24), "GMN": (1.13, 0.08), "DWSNet": (1.39, 0.06)},
-    "cifar_tau": {"NFN_HNP": (0.934, 0.001), "NFN_NP": (0.922, 0.001), "StatNN": (0.915, 0.002),
-                  "GTH-GMN": (0.846, 0.004)},
+    "cifar_tau": {
+        "NFN_HNP": (0.934, 0.001),
+        "NFN_NP": (0.922, 0.001),
+        "StatNN": (0.915, 0.002),
+        "GTH-GMN": (0.846, 0.004),
+    },
 }
 PAPER_SOURCE = "GTH-GMN paper (ICLR 2026) main tables, via REFERENCE §1"
 
@@ -87,28 +91,43 @@ def _v(name: str, base: str, snapshots: Any = None, temporal: bool = False, note
 
 
 #: Every variant a notebook can ask for, by name.
-VARIANTS: dict[str, Variant] = {v.name: v for v in [
-    _v("GTH-GMN", "GTH-GMN", "all", True, "full model: whole trajectory, hyperbolic attention, GRU kernels"),
-    _v("GTH-GMN (T=1)", "GTH-GMN", 1, False, "ablation: final checkpoint only"),
-    _v("GTH-GMN (Euclidean)", "GTH-GMN", "all", True, "ablation: Euclidean attention (c -> 0)", euclidean=True),
-    _v("GTH-GMN (no GRU)", "GTH-GMN", "all", True, "ablation: static kernels, snapshots encoded independently",
-       use_gru=False),
-    _v("GTH-GMN (small R-step)", "GTH-GMN", "all", True, "Riemannian lr / 10 (variance analysis)",
-       riemannian_lr=1e-4),
-    _v("StatNN", "StatNN", "last", False, "7 statistics per tensor -> MLP"),
-    _v("StatNN (traj)", "StatNN", "all", True, "statistics of every snapshot"),
-    _v("FlatMLP", "FlatMLP", "last", False, "flattened weights -> MLP"),
-    _v("FlatMLP (traj)", "FlatMLP", "all", True, "flattened trajectory -> MLP"),
-    _v("FlatMLP+aug", "FlatMLP+aug", "last", False, "with permutation augmentation"),
-    _v("NFN_NP", "NFN_NP", "last", False, "neural functional, NP layers"),
-    _v("NFN_NP (traj)", "NFN_NP", "all", True, "snapshots as channels"),
-    _v("NFN_HNP", "NFN_HNP", "last", False, "neural functional, HNP layers"),
-    _v("NFN_HNP (traj)", "NFN_HNP", "all", True, "snapshots as channels"),
-    _v("DWSNet", "DWSNet", "last", False, "equivariant weight-space layers"),
-    _v("DWSNet (traj)", "DWSNet", "all", True, "snapshots as channels"),
-    _v("GMN", "GMN", "last", False, "Euclidean edge-MPNN on the parameter graph"),
-    _v("GMN (traj)", "GMN", "all", True, "snapshots as edge channels"),
-]}
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in [
+        _v("GTH-GMN", "GTH-GMN", "all", True, "full model: whole trajectory, hyperbolic attention, GRU kernels"),
+        _v("GTH-GMN (T=1)", "GTH-GMN", 1, False, "ablation: final checkpoint only"),
+        _v("GTH-GMN (Euclidean)", "GTH-GMN", "all", True, "ablation: Euclidean attention (c -> 0)", euclidean=True),
+        _v(
+            "GTH-GMN (no GRU)",
+            "GTH-GMN",
+            "all",
+            True,
+            "ablation: static kernels, snapshots encoded independently",
+            use_gru=False,
+        ),
+        _v(
+            "GTH-GMN (small R-step)",
+            "GTH-GMN",
+            "all",
+            True,
+            "Riemannian lr / 10 (variance analysis)",
+            riemannian_lr=1e-4,
+        ),
+        _v("StatNN", "StatNN", "last", False, "7 statistics per tensor -> MLP"),
+        _v("StatNN (traj)", "StatNN", "all", True, "statistics of every snapshot"),
+        _v("FlatMLP", "FlatMLP", "last", False, "flattened weights -> MLP"),
+        _v("FlatMLP (traj)", "FlatMLP", "all", True, "flattened trajectory -> MLP"),
+        _v("FlatMLP+aug", "FlatMLP+aug", "last", False, "with permutation augmentation"),
+        _v("NFN_NP", "NFN_NP", "last", False, "neural functional, NP layers"),
+        _v("NFN_NP (traj)", "NFN_NP", "all", True, "snapshots as channels"),
+        _v("NFN_HNP", "NFN_HNP", "last", False, "neural functional, HNP layers"),
+        _v("NFN_HNP (traj)", "NFN_HNP", "all", True, "snapshots as channels"),
+        _v("DWSNet", "DWSNet", "last", False, "equivariant weight-space layers"),
+        _v("DWSNet (traj)", "DWSNet", "all", True, "snapshots as channels"),
+        _v("GMN", "GMN", "last", False, "Euclidean edge-MPNN on the parameter graph"),
+        _v("GMN (traj)", "GMN", "all", True, "snapshots as edge channels"),
+    ]
+}
 
 
 def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: dict[str, Any] | None = None) -> Any:
@@ -143,8 +162,9 @@ class Splits:
         return {"train": len(self.train), "val": len(self.val), "test": len(self.test)}
 
 
-def make_splits(n: int, val_fraction: float, test_fraction: float, seed: int = 0,
-                labels: Tensor | np.ndarray | None = None) -> Splits:
+def make_splits(
+    n: int, val_fraction: float, test_fraction: float, seed: int = 0, labels: Tensor | np.ndarray | None = None
+) -> Splits:
     """One deterministic train / val / test split of ``n`` networks, shared by every model and seed.
 
     With ``labels`` the split is class-stratified (:func:`hgutils.data.stratified_split`), else a
@@ -155,8 +175,9 @@ def make_splits(n: int, val_fraction: float, test_fraction: float, seed: int = 0
     if not isinstance(n, (int, np.integer)) or n < 3:
         raise ValueError(f"need at least 3 networks to split into train/val/test; got n={n!r}")
     if not (0 < val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1):
-        raise ValueError(f"val_fraction and test_fraction must be in (0, 1) with sum < 1; got "
-                         f"{val_fraction}, {test_fraction}")
+        raise ValueError(
+            f"val_fraction and test_fraction must be in (0, 1) with sum < 1; got {val_fraction}, {test_fraction}"
+        )
     if labels is not None:
         lab = np.asarray(labels.cpu() if isinstance(labels, Tensor) else labels)
         if lab.shape != (n,):
@@ -168,7 +189,7 @@ def make_splits(n: int, val_fraction: float, test_fraction: float, seed: int = 0
         perm = np.random.default_rng(seed).permutation(n)
         n_te = max(1, int(round(test_fraction * n)))
         n_va = max(1, int(round(val_fraction * n)))
-        test, val, train = perm[:n_te], perm[n_te:n_te + n_va], perm[n_te + n_va:]
+        test, val, train = perm[:n_te], perm[n_te : n_te + n_va], perm[n_te + n_va :]
     parts = [torch.as_tensor(np.sort(p), dtype=torch.long) for p in (train, val, test)]
     if any(len(p) == 0 for p in parts):
         raise ValueError(f"a split part is empty (n={n}, val={val_fraction}, test={test_fraction})")
@@ -216,10 +237,19 @@ def _data_key(model: Any) -> tuple[str, str]:
     return type(model).__name__, repr(model.snapshots)
 
 
-def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, variants: Sequence[str],
-                   splits: Splits, seeds: Sequence[int], train_cfg: Any = None,
-                   gth_overrides: dict[str, Any] | None = None, desc: str = "",
-                   rescale: bool = False) -> ComparisonResult:
+def run_comparison(
+    zoo: Any,
+    task: str,
+    target: Tensor | None,
+    out_dim: int,
+    variants: Sequence[str],
+    splits: Splits,
+    seeds: Sequence[int],
+    train_cfg: Any = None,
+    gth_overrides: dict[str, Any] | None = None,
+    desc: str = "",
+    rescale: bool = False,
+) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
     Parameters
@@ -290,9 +320,14 @@ def run_comparison(zoo: Any, task: str, target: Tensor | None, out_dim: int, var
             for part in ("test", "val"):
                 for k, v in fr.metrics.get(part, {}).items():
                     row[f"{part}_{k}"] = v
-            row.update(best_epoch=fr.best_epoch, epochs_run=len(fr.history), steps=fr.steps,
-                       seconds_per_epoch=fr.seconds_per_epoch, cpu_seconds=time.process_time() - c0,
-                       prepare_seconds=prep_time[key])
+            row.update(
+                best_epoch=fr.best_epoch,
+                epochs_run=len(fr.history),
+                steps=fr.steps,
+                seconds_per_epoch=fr.seconds_per_epoch,
+                cpu_seconds=time.process_time() - c0,
+                prepare_seconds=prep_time[key],
+            )
             rows.append(row)
             if si == 0:
                 res.models[name] = model
@@ -340,8 +375,13 @@ def compare(summary: pd.DataFrame, a: str, b: str, metric: str, higher_is_better
             raise ValueError(f"model {m!r} not in the summary; have {list(s.index)}")
     ma, mb = float(s.loc[a, f"{metric}_mean"]), float(s.loc[b, f"{metric}_mean"])
     diff = ma - mb if higher_is_better else mb - ma
-    return {"a_mean": ma, "b_mean": mb, "a_std": float(s.loc[a, f"{metric}_std"]),
-            "b_std": float(s.loc[b, f"{metric}_std"]), "advantage": diff}
+    return {
+        "a_mean": ma,
+        "b_mean": mb,
+        "a_std": float(s.loc[a, f"{metric}_std"]),
+        "b_std": float(s.loc[b, f"{metric}_std"]),
+        "advantage": diff,
+    }
 
 
 def best_model(summary: pd.DataFrame, metric: str, among: Sequence[str], higher_is_better: bool = True) -> str:
@@ -355,8 +395,9 @@ def best_model(summary: pd.DataFrame, metric: str, among: Sequence[str], higher_
     return cand[i]
 
 
-def paper_table(task: str, ours: pd.DataFrame | None = None, metric: str | None = None,
-                scale: float = 1.0) -> pd.DataFrame:
+def paper_table(
+    task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
+) -> pd.DataFrame:
     """The paper's table for ``task`` (a key of :data:`PAPER`) beside ours on the same protocol.
 
     ``ours`` is a :func:`summarize` output and ``metric`` its metric (multiplied by ``scale``, e.g.
@@ -367,8 +408,11 @@ def paper_table(task: str, ours: pd.DataFrame | None = None, metric: str | None 
     rows = []
     s = ours.set_index("model") if ours is not None else None
     for m, (mu, sd) in PAPER[task].items():
-        row = {"model": m, "paper": f"{mu:g} ± {sd:g}",
-               "paper's source of this row": "GTH-GMN paper" if m == "GTH-GMN" else "baseline's own paper/dataset"}
+        row = {
+            "model": m,
+            "paper": f"{mu:g} ± {sd:g}",
+            "paper's source of this row": "GTH-GMN paper" if m == "GTH-GMN" else "baseline's own paper/dataset",
+        }
         if s is not None and metric is not None:
             row["ours (same zoo)"] = "—"
             if m in s.index:
@@ -381,13 +425,33 @@ def paper_table(task: str, ours: pd.DataFrame | None = None, metric: str | None 
 # --------------------------------------------------------------------------------------------
 # presets of the three notebooks
 # --------------------------------------------------------------------------------------------
-INR_VARIANTS: tuple[str, ...] = ("GTH-GMN", "GTH-GMN (T=1)", "GTH-GMN (Euclidean)", "GTH-GMN (no GRU)", "StatNN",
-                                 "FlatMLP", "NFN_NP", "NFN_HNP", "DWSNet", "GMN")
-SINE_VARIANTS: tuple[str, ...] = ("GTH-GMN", "GTH-GMN (small R-step)", "DWSNet", "GMN", "NFN_NP", "StatNN",
-                                  "FlatMLP")
-CIFAR_VARIANTS: tuple[str, ...] = ("GTH-GMN", "GTH-GMN (T=1)", "NFN_HNP", "NFN_HNP (traj)", "NFN_NP",
-                                   "NFN_NP (traj)", "StatNN", "StatNN (traj)", "GMN", "GMN (traj)", "FlatMLP",
-                                   "FlatMLP (traj)")
+INR_VARIANTS: tuple[str, ...] = (
+    "GTH-GMN",
+    "GTH-GMN (T=1)",
+    "GTH-GMN (Euclidean)",
+    "GTH-GMN (no GRU)",
+    "StatNN",
+    "FlatMLP",
+    "NFN_NP",
+    "NFN_HNP",
+    "DWSNet",
+    "GMN",
+)
+SINE_VARIANTS: tuple[str, ...] = ("GTH-GMN", "GTH-GMN (small R-step)", "DWSNet", "GMN", "NFN_NP", "StatNN", "FlatMLP")
+CIFAR_VARIANTS: tuple[str, ...] = (
+    "GTH-GMN",
+    "GTH-GMN (T=1)",
+    "NFN_HNP",
+    "NFN_HNP (traj)",
+    "NFN_NP",
+    "NFN_NP (traj)",
+    "StatNN",
+    "StatNN (traj)",
+    "GMN",
+    "GMN (traj)",
+    "FlatMLP",
+    "FlatMLP (traj)",
+)
 
 
 @dataclass(frozen=True)
@@ -416,13 +480,34 @@ class INRClassificationConfig(Preset):
         "smoke": {},
         # medium is sized to ~45 min of CPU (measured costs; see notebook 01 section 0): GTH-GMN costs
         # ~6 ms per INR-snapshot forward on one core, so 5k INRs x T=20 x 3 seeds would take a day.
-        "medium": {"datasets": ("mnist", "fashion_mnist"), "n_images": 800, "inr_steps": 300, "T": 8,
-                   "n_seeds": 3, "epochs": 4, "patience": 3, "val_fraction": 0.1, "test_fraction": 0.2,
-                   "refine_steps": 20, "n_figure_nets": 16},
-        "paper": {"datasets": ("mnist", "fashion_mnist"), "n_images": 70000, "inr_steps": 1000, "T": 100,
-                  "shared_init": False,
-                  "n_seeds": 5, "epochs": 100, "patience": 15, "gth_dim": 32, "val_fraction": 5000 / 70000,
-                  "test_fraction": 10000 / 70000, "refine_steps": 100, "n_figure_nets": 64},
+        "medium": {
+            "datasets": ("mnist", "fashion_mnist"),
+            "n_images": 800,
+            "inr_steps": 300,
+            "T": 8,
+            "n_seeds": 3,
+            "epochs": 4,
+            "patience": 3,
+            "val_fraction": 0.1,
+            "test_fraction": 0.2,
+            "refine_steps": 20,
+            "n_figure_nets": 16,
+        },
+        "paper": {
+            "datasets": ("mnist", "fashion_mnist"),
+            "n_images": 70000,
+            "inr_steps": 1000,
+            "T": 100,
+            "shared_init": False,
+            "n_seeds": 5,
+            "epochs": 100,
+            "patience": 15,
+            "gth_dim": 32,
+            "val_fraction": 5000 / 70000,
+            "test_fraction": 10000 / 70000,
+            "refine_steps": 100,
+            "n_figure_nets": 64,
+        },
     }
 
 
@@ -448,10 +533,29 @@ class SineRegressionConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # sized to ~45 min of CPU (measured costs; notebook 02 section 0)
-        "medium": {"n_nets": 800, "T": 8, "fit_epochs": 300, "n_seeds": 3, "epochs": 5, "patience": 5,
-                   "batch_size": 64, "val_fraction": 0.15, "test_fraction": 0.2},
-        "paper": {"n_nets": 12000, "T": 80, "fit_epochs": 1500, "n_seeds": 5, "epochs": 500, "patience": 50,
-                  "batch_size": 512, "lr": 5e-3, "val_fraction": 1000 / 12000, "test_fraction": 1000 / 12000},
+        "medium": {
+            "n_nets": 800,
+            "T": 8,
+            "fit_epochs": 300,
+            "n_seeds": 3,
+            "epochs": 5,
+            "patience": 5,
+            "batch_size": 64,
+            "val_fraction": 0.15,
+            "test_fraction": 0.2,
+        },
+        "paper": {
+            "n_nets": 12000,
+            "T": 80,
+            "fit_epochs": 1500,
+            "n_seeds": 5,
+            "epochs": 500,
+            "patience": 50,
+            "batch_size": 512,
+            "lr": 5e-3,
+            "val_fraction": 1000 / 12000,
+            "test_fraction": 1000 / 12000,
+        },
     }
 
 
@@ -478,10 +582,27 @@ class GeneralizationConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"dataset": "digits"},
         # sized to ~40 min of CPU (measured costs; notebook 03 section 0)
-        "medium": {"standin": "mnist", "n_nets": 800, "T": 9, "zoo_steps": 1000, "n_seeds": 3, "epochs": 5,
-                   "patience": 4},
-        "paper": {"standin": "mnist", "n_nets": 30000, "T": 9, "zoo_steps": 20000, "n_seeds": 5, "epochs": 50,
-                  "patience": 10, "batch_size": 8, "val_fraction": 0.1, "test_fraction": 0.5},
+        "medium": {
+            "standin": "mnist",
+            "n_nets": 800,
+            "T": 9,
+            "zoo_steps": 1000,
+            "n_seeds": 3,
+            "epochs": 5,
+            "patience": 4,
+        },
+        "paper": {
+            "standin": "mnist",
+            "n_nets": 30000,
+            "T": 9,
+            "zoo_steps": 20000,
+            "n_seeds": 5,
+            "epochs": 50,
+            "patience": 10,
+            "batch_size": 8,
+            "val_fraction": 0.1,
+            "test_fraction": 0.5,
+        },
     }
 
 
@@ -491,14 +612,29 @@ class GeneralizationConfig(Preset):
 INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashion_mnist_acc"}
 
 
-def inr_zoo(dataset: str, cfg: INRClassificationConfig, scale: str = "smoke", data_dir: str | None = None,
-            seed: int = 0, device: str = "cpu") -> Any:
+def inr_zoo(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
     """The INR zoo of notebook 01: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's
     sizes (``n_images``, ``inr_steps``, ``T``) and ``shared_init`` on top of the zoo preset of ``scale``."""
     from hgutils.weightspace.zoo import inr_image_zoo
 
-    return inr_image_zoo(dataset, scale=scale, data_dir=data_dir, n_images=cfg.n_images, steps=cfg.inr_steps,
-                         T=cfg.T, shared_init=cfg.shared_init, seed=seed, device=device)
+    return inr_image_zoo(
+        dataset,
+        scale=scale,
+        data_dir=data_dir,
+        n_images=cfg.n_images,
+        steps=cfg.inr_steps,
+        T=cfg.T,
+        shared_init=cfg.shared_init,
+        seed=seed,
+        device=device,
+    )
 
 
 def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0, device: str = "cpu") -> Any:
@@ -521,25 +657,38 @@ def resolve_generalization_dataset(cfg: GeneralizationConfig, data_dir: str | No
     try:
         load_images(cfg.dataset, split="test", data_dir=data_dir, limit=10)
     except DataNotFoundError:
-        return cfg.standin, (f"{cfg.standin} -- STAND-IN: no {cfg.dataset} copy found in data_dir / $HGUTILS_DATA; "
-                             f"numbers below are NOT CIFAR-10 numbers")
+        return cfg.standin, (
+            f"{cfg.standin} -- STAND-IN: no {cfg.dataset} copy found in data_dir / $HGUTILS_DATA; "
+            f"numbers below are NOT CIFAR-10 numbers"
+        )
     return cfg.dataset, f"{cfg.dataset} (grayscale)"
 
 
-def classifier_zoo_for(dataset: str, cfg: GeneralizationConfig, scale: str = "smoke", data_dir: str | None = None,
-                       seed: int = 0) -> Any:
+def classifier_zoo_for(
+    dataset: str, cfg: GeneralizationConfig, scale: str = "smoke", data_dir: str | None = None, seed: int = 0
+) -> Any:
     """The MLP classifier zoo of notebook 03 (GTH-GMN reads MLPs only): the zoo preset of ``scale``
     with the notebook's ``n_nets``, ``T`` and ``zoo_steps``; with ``T = 9`` the snapshots sit at the
     Small CNN Zoo's checkpoint epochs (0, 1, 2, 3, 20, 40, 60, 80, 86 of 86, scaled to the steps)."""
     from hgutils.weightspace.zoo import classifier_zoo
 
     schedule = "cnn_zoo" if cfg.T == 9 else "uniform"
-    return classifier_zoo(dataset, scale=scale, data_dir=data_dir, arch="mlp", n_nets=cfg.n_nets, T=cfg.T,
-                          steps=cfg.zoo_steps, schedule=schedule, seed=seed)
+    return classifier_zoo(
+        dataset,
+        scale=scale,
+        data_dir=data_dir,
+        arch="mlp",
+        n_nets=cfg.n_nets,
+        T=cfg.T,
+        steps=cfg.zoo_steps,
+        schedule=schedule,
+        seed=seed,
+    )
 
 
-def node_embeddings(model: Any, data: Any, idx: Sequence[int] | Tensor, refine_steps: int = 0
-                    ) -> tuple[Tensor, Tensor, float]:
+def node_embeddings(
+    model: Any, data: Any, idx: Sequence[int] | Tensor, refine_steps: int = 0
+) -> tuple[Tensor, Tensor, float]:
     """GTH-GMN node coordinates of networks ``idx`` at every snapshot: ``(z [B, T, V, d], node_layer [V], c)``.
 
     ``c`` is the curvature of the ball the coordinates live on (0 for the Euclidean ablation).
@@ -565,6 +714,7 @@ def class_separation(emb: Tensor | np.ndarray, labels: Tensor | np.ndarray) -> f
     y = np.asarray(labels.cpu() if isinstance(labels, Tensor) else labels)
     k = len(np.unique(y))
     if x.ndim != 2 or len(y) != len(x) or not 2 <= k < len(x):
-        raise ValueError(f"need emb [n, D] with n labels from 2..n-1 classes; got {x.shape}, {len(y)} labels, "
-                         f"{k} classes")
+        raise ValueError(
+            f"need emb [n, D] with n labels from 2..n-1 classes; got {x.shape}, {len(y)} labels, {k} classes"
+        )
     return float(silhouette_score(x, y))

@@ -80,8 +80,9 @@ def hyperbolic_radius(z: Tensor, c: float = 1.0) -> Tensor:
         return 2.0 * n
     sc = c**0.5
     if bool((sc * n >= 1.0).any()):
-        raise ValueError(f"points must lie in the ball of radius 1/sqrt(c)={1 / sc:.4g}; "
-                         f"max norm was {float(n.max()):.4g}")
+        raise ValueError(
+            f"points must lie in the ball of radius 1/sqrt(c)={1 / sc:.4g}; max norm was {float(n.max()):.4g}"
+        )
     return 2.0 / sc * nx.artanh(sc * n)
 
 
@@ -122,8 +123,9 @@ def angular_separation(z: Tensor, node_layer: Tensor) -> float:
     return float(min(max(1.0 - within / total, 0.0), 1.0))
 
 
-def radial_angular_stats(z: Tensor, node_layer: Tensor, c: float = 1.0,
-                         steps: Sequence[int] | None = None) -> pd.DataFrame:
+def radial_angular_stats(
+    z: Tensor, node_layer: Tensor, c: float = 1.0, steps: Sequence[int] | None = None
+) -> pd.DataFrame:
     """Per-snapshot, per-layer statistics of node coordinates ``z [T, V, d]`` (or ``[B, T, V, d]``,
     averaged over the ``B`` networks after computing each network's statistics).
 
@@ -150,11 +152,18 @@ def radial_angular_stats(z: Tensor, node_layer: Tensor, c: float = 1.0,
         ang = float(np.mean([angular_separation(z[b, t], node_layer) for b in range(B)]))
         for l in layers:
             m = node_layer == l
-            rows.append({"t": t, "step": int(steps[t]), "layer": int(l),
-                         "radius_mean": float(r[:, t, m].mean()),
-                         "radius_std": float(r[:, t, m].std(dim=-1, unbiased=False).mean()),
-                         "resultant": float(dirs[:, t, m].mean(1).norm(dim=-1).mean()),
-                         "radial_sep": rad, "angular_sep": ang})
+            rows.append(
+                {
+                    "t": t,
+                    "step": int(steps[t]),
+                    "layer": int(l),
+                    "radius_mean": float(r[:, t, m].mean()),
+                    "radius_std": float(r[:, t, m].std(dim=-1, unbiased=False).mean()),
+                    "resultant": float(dirs[:, t, m].mean(1).norm(dim=-1).mean()),
+                    "radial_sep": rad,
+                    "angular_sep": ang,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -175,8 +184,13 @@ def outward_drift(z: Tensor, c: float = 1.0, early: int = 0, late: int = -1) -> 
     t = np.arange(len(mean_t), dtype=float)
     slope = float(np.polyfit(t, mean_t, 1)[0])
     re, rl = r[:, early], r[:, late]
-    return {"radius_early": float(re.mean()), "radius_late": float(rl.mean()), "delta": float((rl - re).mean()),
-            "slope": slope, "frac_outward": float((rl > re).double().mean())}
+    return {
+        "radius_early": float(re.mean()),
+        "radius_late": float(rl.mean()),
+        "delta": float((rl - re).mean()),
+        "slope": slope,
+        "frac_outward": float((rl > re).double().mean()),
+    }
 
 
 def pca_2d(x: Tensor | np.ndarray) -> np.ndarray:
@@ -215,9 +229,16 @@ def _disk_coords(z: np.ndarray, c: float) -> np.ndarray:
     return np.tanh(sc * pn) * p / (sc * pn)
 
 
-def plot_disk_early_late(z: Tensor, node_layer: Tensor, c: float = 1.0, early: int = 0, late: int = -1,
-                         steps: Sequence[int] | None = None, layer_names: Sequence[str] | None = None,
-                         title: str = "") -> plt.Figure:
+def plot_disk_early_late(
+    z: Tensor,
+    node_layer: Tensor,
+    c: float = 1.0,
+    early: int = 0,
+    late: int = -1,
+    steps: Sequence[int] | None = None,
+    layer_names: Sequence[str] | None = None,
+    title: str = "",
+) -> plt.Figure:
     """Two Poincaré disks of one network's node embedding ``z [T, V, d]``: snapshot ``early`` and
     ``late``, nodes coloured by MLP layer (``d > 2`` is shown by a shared radius-preserving PCA)."""
     use_style()
@@ -247,8 +268,7 @@ def plot_radial_angular(stats: pd.DataFrame, title: str = "", layer_names: Seque
     for l, g in stats.groupby("layer"):
         name = layer_names[int(l)] if layer_names is not None and int(l) < len(layer_names) else f"layer {l}"
         axes[0].plot(g["t"], g["radius_mean"], marker="o", ms=3, label=name)
-        axes[0].fill_between(g["t"], g["radius_mean"] - g["radius_std"], g["radius_mean"] + g["radius_std"],
-                             alpha=0.15)
+        axes[0].fill_between(g["t"], g["radius_mean"] - g["radius_std"], g["radius_mean"] + g["radius_std"], alpha=0.15)
     axes[0].set_xlabel("snapshot t")
     axes[0].set_ylabel("hyperbolic radius $d_c(0, z)$")
     axes[0].legend(fontsize=7)
@@ -264,8 +284,13 @@ def plot_radial_angular(stats: pd.DataFrame, title: str = "", layer_names: Seque
     return fig
 
 
-def plot_embedding_pca(emb: Tensor | np.ndarray, labels: Sequence[int] | np.ndarray, title: str = "",
-                       class_names: Sequence[str] | None = None, ax: plt.Axes | None = None) -> plt.Figure:
+def plot_embedding_pca(
+    emb: Tensor | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    title: str = "",
+    class_names: Sequence[str] | None = None,
+    ax: plt.Axes | None = None,
+) -> plt.Figure:
     """Trajectory embeddings ``[n, D]`` on their first two principal components, coloured by class."""
     use_style()
     p = pca_2d(emb)
@@ -284,8 +309,7 @@ def plot_embedding_pca(emb: Tensor | np.ndarray, labels: Sequence[int] | np.ndar
     return fig
 
 
-def plot_pred_vs_true(preds: dict[str, tuple[np.ndarray, np.ndarray]], title: str = "",
-                      ncols: int = 4) -> plt.Figure:
+def plot_pred_vs_true(preds: dict[str, tuple[np.ndarray, np.ndarray]], title: str = "", ncols: int = 4) -> plt.Figure:
     """One scatter per model of predicted vs true test accuracy, ``preds[name] = (true, pred)``,
     with Kendall's tau in each panel title."""
     from scipy.stats import kendalltau

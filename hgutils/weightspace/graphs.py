@@ -83,13 +83,22 @@ def mlp_topology(sizes: tuple[int, ...]) -> dict[str, Tensor]:
         dst += [offs[l + 1] + rows, offs[l + 1] + torch.arange(o)]
         is_bias += [torch.zeros(o * i, dtype=torch.bool), torch.ones(o, dtype=torch.bool)]
     node_layer = torch.cat([torch.full((s,), k) for k, s in enumerate(sizes)] + [torch.arange(1, L + 1)])
-    node_type = torch.cat([torch.zeros(sizes[0])] + [torch.ones(s) for s in sizes[1:-1]]
-                          + [torch.full((sizes[-1],), 2), torch.full((L,), 3)]).long()
+    node_type = torch.cat(
+        [torch.zeros(sizes[0])]
+        + [torch.ones(s) for s in sizes[1:-1]]
+        + [torch.full((sizes[-1],), 2), torch.full((L,), 3)]
+    ).long()
     node_pos = torch.zeros(n_neurons + L, dtype=torch.long)
     node_pos[: sizes[0]] = torch.arange(1, sizes[0] + 1)
-    node_pos[offs[L]: offs[L + 1]] = torch.arange(1, sizes[-1] + 1)
-    return {"src": torch.cat(src), "dst": torch.cat(dst), "is_bias": torch.cat(is_bias),
-            "node_layer": node_layer.long(), "node_type": node_type, "node_pos": node_pos}
+    node_pos[offs[L] : offs[L + 1]] = torch.arange(1, sizes[-1] + 1)
+    return {
+        "src": torch.cat(src),
+        "dst": torch.cat(dst),
+        "is_bias": torch.cat(is_bias),
+        "node_layer": node_layer.long(),
+        "node_type": node_type,
+        "node_pos": node_pos,
+    }
 
 
 def params_to_flat(params: dict[str, Tensor], sizes: tuple[int, ...]) -> Tensor:
@@ -112,9 +121,9 @@ def flat_to_params(flat: Tensor, sizes: tuple[int, ...]) -> dict[str, Tensor]:
     out, o = {}, 0
     for l in range(L):
         n = sizes[l + 1] * sizes[l]
-        out[f"W{l}"] = flat[..., o:o + n].reshape(*batch, sizes[l + 1], sizes[l])
+        out[f"W{l}"] = flat[..., o : o + n].reshape(*batch, sizes[l + 1], sizes[l])
         o += n
-        out[f"b{l}"] = flat[..., o:o + sizes[l + 1]].reshape(*batch, sizes[l + 1])
+        out[f"b{l}"] = flat[..., o : o + sizes[l + 1]].reshape(*batch, sizes[l + 1])
         o += sizes[l + 1]
     if o != flat.shape[-1]:
         raise ValueError(f"flat parameters have {flat.shape[-1]} entries; sizes {sizes} need {o}")
@@ -123,7 +132,7 @@ def flat_to_params(flat: Tensor, sizes: tuple[int, ...]) -> dict[str, Tensor]:
 
 def _index(t: Tensor, idx: Any) -> Tensor:
     if isinstance(idx, int):
-        return t[idx: idx + 1] if idx != -1 else t[-1:]
+        return t[idx : idx + 1] if idx != -1 else t[-1:]
     return t[idx]
 
 
@@ -174,7 +183,7 @@ class TemporalParamGraph:
         flat = params_to_flat(params, sizes)
         param_dtype = flat.dtype
         if flat.dtype in (torch.float16, torch.bfloat16):  # w/2 of a half-precision weight may be
-            flat = flat.float()                             # subnormal there; float32 keeps it exact
+            flat = flat.float()  # subnormal there; float32 keeps it exact
         dtype = flat.dtype
         half = flat * 0.5  # (w + 0) / 2: the missing anti-parallel direction is filled with 0
         edge_weight = torch.cat([half, half], dim=-1)
@@ -184,8 +193,16 @@ class TemporalParamGraph:
         cross = (top["node_layer"][src] != top["node_layer"][dst]).to(dtype)
         V = top["node_layer"].shape[0]
         node_feat = node_strength_features(edge_weight, dst, V)
-        return cls(torch.stack([src, dst]), top["node_layer"], top["node_type"],
-                   torch.stack([is_bias, cross], dim=1), edge_weight, node_feat, spec, param_dtype)
+        return cls(
+            torch.stack([src, dst]),
+            top["node_layer"],
+            top["node_type"],
+            torch.stack([is_bias, cross], dim=1),
+            edge_weight,
+            node_feat,
+            spec,
+            param_dtype,
+        )
 
     @classmethod
     def from_zoo(cls, zoo: Any) -> TemporalParamGraph:
@@ -210,8 +227,9 @@ class TemporalParamGraph:
 
     def __getitem__(self, idx: Any) -> TemporalParamGraph:
         """Batch view: networks ``idx`` (int, slice, index tensor or mask); the topology is shared."""
-        return dataclasses.replace(self, edge_weight=_index(self.edge_weight, idx),
-                                   node_feat=_index(self.node_feat, idx))
+        return dataclasses.replace(
+            self, edge_weight=_index(self.edge_weight, idx), node_feat=_index(self.node_feat, idx)
+        )
 
     def snapshots(self, idx: Any) -> TemporalParamGraph:
         """Graphs restricted to snapshots ``idx`` (indices into the T axis)."""
@@ -266,8 +284,15 @@ class GMNGraph:
         top = mlp_topology(sizes)
         flat = params_to_flat(params, sizes)
         dtype = flat.dtype if flat.dtype.is_floating_point else torch.float32
-        return cls(torch.stack([top["src"], top["dst"]]), top["node_layer"], top["node_type"], top["node_pos"],
-                   top["is_bias"].to(dtype).unsqueeze(1), flat, spec)
+        return cls(
+            torch.stack([top["src"], top["dst"]]),
+            top["node_layer"],
+            top["node_type"],
+            top["node_pos"],
+            top["is_bias"].to(dtype).unsqueeze(1),
+            flat,
+            spec,
+        )
 
     @classmethod
     def from_zoo(cls, zoo: Any) -> GMNGraph:

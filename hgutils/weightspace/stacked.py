@@ -61,9 +61,19 @@ def _uniform(shape: tuple[int, ...], bound: float, g: torch.Generator | None, dt
     return (torch.rand(shape, generator=g, dtype=dtype) * 2.0 - 1.0) * bound
 
 
-def _init_layer(scheme: str, layer: int, n_layers_: int, fan_in: int, fan_out: int, n: int, *,
-                gain: float, omega0: float, g: torch.Generator | None,
-                dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+def _init_layer(
+    scheme: str,
+    layer: int,
+    n_layers_: int,
+    fan_in: int,
+    fan_out: int,
+    n: int,
+    *,
+    gain: float,
+    omega0: float,
+    g: torch.Generator | None,
+    dtype: torch.dtype,
+) -> tuple[Tensor, Tensor]:
     """Initialise one layer for ``n`` networks: ``(W [n, out, in], b [n, out])``."""
     wshape, bshape = (n, fan_out, fan_in), (n, fan_out)
     linear_bound = 1.0 / math.sqrt(fan_in)  # nn.Linear: kaiming_uniform(a=sqrt(5)) == U(+-1/sqrt(in))
@@ -88,10 +98,17 @@ def _init_layer(scheme: str, layer: int, n_layers_: int, fan_in: int, fan_out: i
     raise ValueError(f"unknown init scheme {scheme!r}; expected one of {INIT_SCHEMES}")
 
 
-def init_mlp(n_nets: int, sizes: Sequence[int], *, scheme: str = "kaiming_uniform", gain: float = 1.0,
-             omega0: float = 30.0, generator: torch.Generator | None = None,
-             dtype: torch.dtype = torch.float32,
-             seeds: Sequence[int] | Tensor | None = None) -> dict[str, Tensor]:
+def init_mlp(
+    n_nets: int,
+    sizes: Sequence[int],
+    *,
+    scheme: str = "kaiming_uniform",
+    gain: float = 1.0,
+    omega0: float = 30.0,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    seeds: Sequence[int] | Tensor | None = None,
+) -> dict[str, Tensor]:
     """Initial parameters of ``n_nets`` MLPs with layer widths ``sizes`` as stacked tensors.
 
     Schemes (``fan_in = sizes[l]`` for layer ``l``):
@@ -134,8 +151,7 @@ def init_mlp(n_nets: int, sizes: Sequence[int], *, scheme: str = "kaiming_unifor
     def draw(n: int, g: torch.Generator | None) -> dict[str, Tensor]:
         out: dict[str, Tensor] = {}
         for l in range(L):
-            w, b = _init_layer(scheme, l, L, sizes[l], sizes[l + 1], n, gain=gain, omega0=omega0, g=g,
-                               dtype=dtype)
+            w, b = _init_layer(scheme, l, L, sizes[l], sizes[l + 1], n, gain=gain, omega0=omega0, g=g, dtype=dtype)
             out[f"W{l}"], out[f"b{l}"] = w, b
         return out
 
@@ -220,9 +236,16 @@ def _activation(activation: Activation, omega0: float | None) -> Callable[[Tenso
     raise ValueError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS} or a callable")
 
 
-def mlp_forward(params: Mapping[str, Tensor], x: Tensor, activation: Activation = "relu",
-                *, omega0: float | None = None, layer: int | None = None, net: int | None = None,
-                output_offset: float = 0.0) -> Tensor:
+def mlp_forward(
+    params: Mapping[str, Tensor],
+    x: Tensor,
+    activation: Activation = "relu",
+    *,
+    omega0: float | None = None,
+    layer: int | None = None,
+    net: int | None = None,
+    output_offset: float = 0.0,
+) -> Tensor:
     """Stacked forward :math:`h_{l+1} = \\sigma(h_l W_l^\\top + b_l)`, no activation after the last layer.
 
     Parameters
@@ -325,8 +348,7 @@ def _check_snapshot_steps(snapshot_steps: Sequence[int] | None, steps: int) -> l
         return [0, steps] if steps > 0 else [0]
     s = [int(v) for v in snapshot_steps]
     if len(s) > steps + 1:
-        raise ValueError(f"T={len(s)} snapshots need at least T-1={len(s) - 1} training steps; "
-                         f"got steps={steps}")
+        raise ValueError(f"T={len(s)} snapshots need at least T-1={len(s) - 1} training steps; got steps={steps}")
     if any(v < 0 or v > steps for v in s) or any(b <= a for a, b in zip(s, s[1:])):
         raise ValueError(f"snapshot_steps must be strictly increasing within [0, {steps}]; got {s}")
     return s
@@ -379,14 +401,24 @@ def _bcast(v: float | Tensor, like: Tensor) -> float | Tensor:
     return v.view(-1, *([1] * (like.dim() - 1))) if isinstance(v, Tensor) else v
 
 
-def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor]], Tensor] | None, *,
-                  steps: int, optimizer: str = "adam", lr: float | Tensor = 1e-3, weight_decay: float = 0.0,
-                  momentum: float = 0.0, snapshot_steps: Sequence[int] | None = None,
-                  stop_fn: Callable[[dict[str, Tensor], Tensor], Tensor] | None = None,
-                  desc: str | None = None, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                  value_and_grad: Callable[[Params], tuple[Tensor, Params]] | None = None,
-                  final_loss_fn: Callable[[dict[str, Tensor]], Tensor] | None = None,
-                  snapshot_dtype: torch.dtype | None = None) -> TrainResult:
+def train_stacked(
+    params: dict[str, Tensor],
+    loss_fn: Callable[[dict[str, Tensor]], Tensor] | None,
+    *,
+    steps: int,
+    optimizer: str = "adam",
+    lr: float | Tensor = 1e-3,
+    weight_decay: float = 0.0,
+    momentum: float = 0.0,
+    snapshot_steps: Sequence[int] | None = None,
+    stop_fn: Callable[[dict[str, Tensor], Tensor], Tensor] | None = None,
+    desc: str | None = None,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    value_and_grad: Callable[[Params], tuple[Tensor, Params]] | None = None,
+    final_loss_fn: Callable[[dict[str, Tensor]], Tensor] | None = None,
+    snapshot_dtype: torch.dtype | None = None,
+) -> TrainResult:
     """Train N stacked networks at once; each network gets exactly its own gradient and optimizer state.
 
     Parameters
@@ -441,11 +473,12 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
     flat = torch.cat([params[k].detach().reshape(N, -1) for k in keys], dim=1).to(dtype).clone()
 
     def views(buf: Tensor) -> dict[str, Tensor]:
-        return {k: buf[:, o:o + n].view(N, *shape) for k, o, n, shape in layout}
+        return {k: buf[:, o : o + n].view(N, *shape) for k, o, n, shape in layout}
 
     lr_ = _per_net(lr, N, "lr", torch.float64)
-    lr_col = (lr_.to(device) if isinstance(lr_, Tensor) else torch.full((N,), lr_, dtype=torch.float64,
-                                                                          device=device)).view(N, 1)
+    lr_col = (
+        lr_.to(device) if isinstance(lr_, Tensor) else torch.full((N,), lr_, dtype=torch.float64, device=device)
+    ).view(N, 1)
     beta1, beta2 = betas
     sdtype = snapshot_dtype or dtype
     snapshots = {k: torch.empty((N, len(snaps), *params[k].shape[1:]), dtype=sdtype) for k in keys}
@@ -467,8 +500,7 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
         leaf = flat.detach().requires_grad_(True)
         losses = loss_fn(views(leaf))
         if losses.shape != (N,):
-            raise ValueError(f"loss_fn must return per-network losses [N={N}]; "
-                             f"got shape {tuple(losses.shape)}")
+            raise ValueError(f"loss_fn must return per-network losses [N={N}]; got shape {tuple(losses.shape)}")
         (grads,) = torch.autograd.grad(losses.sum(), leaf)
         return losses.detach(), grads
 
@@ -505,8 +537,20 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
             else:
                 col = active.view(N, 1)
                 new_flat, new_m, new_v = flat.clone(), m.clone(), v.clone() if v is not None else None
-                _update_all(new_flat, g, new_m, new_v, optimizer, lr_col, weight_decay, momentum, beta1,
-                            beta2, eps, t.clamp(min=1))
+                _update_all(
+                    new_flat,
+                    g,
+                    new_m,
+                    new_v,
+                    optimizer,
+                    lr_col,
+                    weight_decay,
+                    momentum,
+                    beta1,
+                    beta2,
+                    eps,
+                    t.clamp(min=1),
+                )
                 flat.copy_(torch.where(col, new_flat, flat))
                 m.copy_(torch.where(col, new_m, m))
                 if v is not None:
@@ -521,13 +565,30 @@ def train_stacked(params: dict[str, Tensor], loss_fn: Callable[[dict[str, Tensor
             final = value_and_grad(final_p)[0]
         else:
             final = loss_fn(final_p)
-    return TrainResult(params={k: w.contiguous() for k, w in final_p.items()}, snapshots=snapshots,
-                       steps=torch.tensor(snaps, dtype=torch.int64), losses=final.detach(),
-                       history=history, stopped_at=stopped_at)
+    return TrainResult(
+        params={k: w.contiguous() for k, w in final_p.items()},
+        snapshots=snapshots,
+        steps=torch.tensor(snaps, dtype=torch.int64),
+        losses=final.detach(),
+        history=history,
+        stopped_at=stopped_at,
+    )
 
 
-def _update_all(p: Tensor, g: Tensor, m: Tensor, v: Tensor | None, optimizer: str, lr_col: Tensor,
-                wd: float, momentum: float, beta1: float, beta2: float, eps: float, t: Tensor) -> None:
+def _update_all(
+    p: Tensor,
+    g: Tensor,
+    m: Tensor,
+    v: Tensor | None,
+    optimizer: str,
+    lr_col: Tensor,
+    wd: float,
+    momentum: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    t: Tensor,
+) -> None:
     """One in-place optimizer step on flat ``[N, D]`` buffers, the arithmetic of ``torch.optim``.
 
     ``lr_col`` is the ``[N, 1]`` float64 learning rate, ``t`` the ``[N, 1]`` float64 (1-based) step count;
@@ -548,7 +609,7 @@ def _update_all(p: Tensor, g: Tensor, m: Tensor, v: Tensor | None, optimizer: st
         g = g.add(p, alpha=wd)
     m.lerp_(g, 1 - beta1)
     v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-    step_size = (lr_col / (1 - beta1 ** t)).to(p.dtype)
-    bc2_sqrt = torch.sqrt(1 - beta2 ** t).to(p.dtype)
+    step_size = (lr_col / (1 - beta1**t)).to(p.dtype)
+    bc2_sqrt = torch.sqrt(1 - beta2**t).to(p.dtype)
     denom = (v.sqrt() / bc2_sqrt).add_(eps)
     p.sub_(m / denom * step_size)

@@ -113,7 +113,7 @@ def _score(task: str, metrics: dict[str, float]) -> float:
 
 # ------------------------------------------------------------------------------------------ helpers
 def _batches(n_idx: Tensor, batch_size: int) -> list[Tensor]:
-    return [n_idx[i:i + batch_size] for i in range(0, len(n_idx), batch_size)]
+    return [n_idx[i : i + batch_size] for i in range(0, len(n_idx), batch_size)]
 
 
 def _as_index(idx: Any) -> Tensor:
@@ -149,8 +149,9 @@ def embeddings(model: MetaNet, data: Any, idx: Any, batch_size: int = 128) -> Te
     return torch.cat(outs, 0)
 
 
-def linear_probe(train_emb: Tensor, train_y: Tensor, test_emb: Tensor, test_y: Tensor,
-                 ridge: float = 1e-3) -> dict[str, float]:
+def linear_probe(
+    train_emb: Tensor, train_y: Tensor, test_emb: Tensor, test_y: Tensor, ridge: float = 1e-3
+) -> dict[str, float]:
     r"""Ridge regression (with intercept, standardised inputs) embeddings -> targets; test MSE.
 
     :math:`\beta = (X^\top X + \lambda I)^{-1} X^\top y` on the training embeddings.
@@ -188,8 +189,16 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
 
 
 # ------------------------------------------------------------------------------------------ the loop
-def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_idx: Any,
-        test_idx: Any | None = None, cfg: TrainConfig | None = None, desc: str | None = None) -> FitResult:
+def fit(
+    model: MetaNet,
+    data: Any,
+    target: Tensor | None,
+    train_idx: Any,
+    val_idx: Any,
+    test_idx: Any | None = None,
+    cfg: TrainConfig | None = None,
+    desc: str | None = None,
+) -> FitResult:
     """Train ``model`` on ``data[train_idx]`` (module docstring); returns a :class:`FitResult`.
 
     Parameters
@@ -211,8 +220,9 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
             raise ValueError(f"{name} indices must lie in [0, {n}); got range [{int(ix.min())}, {int(ix.max())}]")
     if model.task != "infonce":
         if target is None or len(target) != n:
-            raise ValueError(f"target must have one entry per network ({n}); got "
-                             f"{None if target is None else len(target)}")
+            raise ValueError(
+                f"target must have one entry per network ({n}); got {None if target is None else len(target)}"
+            )
     if cfg.epochs < 1 or cfg.batch_size < 1:
         raise ValueError(f"epochs and batch_size must be >= 1; got {cfg.epochs}, {cfg.batch_size}")
 
@@ -224,8 +234,11 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
     model.to(dev)
     euclid, manifold = model.param_groups()
     opt_e = torch.optim.Adam(euclid, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    opt_r = (geoopt.optim.RiemannianAdam(manifold, lr=getattr(model, "riemannian_lr", cfg.lr), amsgrad=True)
-             if manifold else None)
+    opt_r = (
+        geoopt.optim.RiemannianAdam(manifold, lr=getattr(model, "riemannian_lr", cfg.lr), amsgrad=True)
+        if manifold
+        else None
+    )
     stage2_epoch = round(getattr(model, "stage1_frac", 0.0) * cfg.epochs)
     steps_per_epoch = math.ceil(len(tr) / cfg.batch_size)
     total_steps = cfg.max_steps or cfg.epochs * steps_per_epoch
@@ -256,10 +269,12 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
             start_epoch = 0
 
     times = []
-    bar = progress(range(start_epoch, cfg.epochs), desc=desc or type(model).__name__, total=cfg.epochs,
-                   initial=start_epoch)
-    stopped = (start_epoch >= cfg.epochs or bad >= cfg.patience
-               or (cfg.max_steps is not None and res.steps >= cfg.max_steps))
+    bar = progress(
+        range(start_epoch, cfg.epochs), desc=desc or type(model).__name__, total=cfg.epochs, initial=start_epoch
+    )
+    stopped = (
+        start_epoch >= cfg.epochs or bad >= cfg.patience or (cfg.max_steps is not None and res.steps >= cfg.max_steps)
+    )
     for epoch in bar:
         if stopped:
             break
@@ -274,12 +289,20 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
             batch = to_device(model.train_transform(data[b], gen), dev)
             prog = res.steps / max(total_steps, 1)
             model.set_progress(prog)
-            terms = model.loss_terms(batch, None if target is None else target[b].to(dev), prog, gen,
-                                     cfg.temperature, cfg.aug_noise, cfg.aug_mask)
+            terms = model.loss_terms(
+                batch,
+                None if target is None else target[b].to(dev),
+                prog,
+                gen,
+                cfg.temperature,
+                cfg.aug_noise,
+                cfg.aug_mask,
+            )
             loss = sum(model.loss_weights.get(k, 0.0) * v for k, v in terms.items())
             if not torch.isfinite(loss):
-                raise FloatingPointError(f"non-finite loss at step {res.steps}: "
-                                         f"{ {k: float(v) for k, v in terms.items()} }")
+                raise FloatingPointError(
+                    f"non-finite loss at step {res.steps}: { {k: float(v) for k, v in terms.items()} }"
+                )
             opt_e.zero_grad(set_to_none=True)
             if opt_r is not None:
                 opt_r.zero_grad(set_to_none=True)
@@ -299,8 +322,11 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
                 break
         val = _evaluate(model, data, target, va, cfg)
         score = _score(model.task, val)
-        row = {"epoch": epoch, **{f"train_{k}": v / max(nb, 1) for k, v in sums.items()},
-               **{f"val_{k}": v for k, v in val.items()}}
+        row = {
+            "epoch": epoch,
+            **{f"train_{k}": v / max(nb, 1) for k, v in sums.items()},
+            **{f"val_{k}": v for k, v in val.items()},
+        }
         res.history.append(row)
         if score > res.best_score or res.best_epoch < 0:
             res.best_score, res.best_epoch, bad = score, epoch, 0
@@ -309,11 +335,24 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
             bad += 1
         times.append(time.perf_counter() - t0)
         if ckpt is not None:
-            save_checked(ckpt, {"key": key, "epoch": epoch, "model": model.state_dict(), "opt_e": opt_e.state_dict(),
-                                "opt_r": None if opt_r is None else opt_r.state_dict(), "best_state": best_state,
-                                "bad": bad, "best_score": res.best_score, "best_epoch": res.best_epoch,
-                                "history": res.history, "steps": res.steps, "rng": torch.get_rng_state(),
-                                "gen": gen.get_state()})
+            save_checked(
+                ckpt,
+                {
+                    "key": key,
+                    "epoch": epoch,
+                    "model": model.state_dict(),
+                    "opt_e": opt_e.state_dict(),
+                    "opt_r": None if opt_r is None else opt_r.state_dict(),
+                    "best_state": best_state,
+                    "bad": bad,
+                    "best_score": res.best_score,
+                    "best_epoch": res.best_epoch,
+                    "history": res.history,
+                    "steps": res.steps,
+                    "rng": torch.get_rng_state(),
+                    "gen": gen.get_state(),
+                },
+            )
         if bad >= cfg.patience:
             stopped = True
     if cfg.restore_best:
@@ -323,13 +362,21 @@ def fit(model: MetaNet, data: Any, target: Tensor | None, train_idx: Any, val_id
         if ix is not None:
             res.metrics[name] = _evaluate(model, data, target, ix, cfg)
     if model.task == "infonce" and target is not None and te is not None:
-        res.metrics["test"].update(linear_probe(embeddings(model, data, tr), target[tr],
-                                                embeddings(model, data, te), target[te]))
+        res.metrics["test"].update(
+            linear_probe(embeddings(model, data, tr), target[tr], embeddings(model, data, te), target[te])
+        )
     return res
 
 
-def train_on_zoo(model: MetaNet, zoo: Any, target_key: str | None, train_idx: Any, val_idx: Any,
-                 test_idx: Any | None = None, cfg: TrainConfig | None = None) -> FitResult:
+def train_on_zoo(
+    model: MetaNet,
+    zoo: Any,
+    target_key: str | None,
+    train_idx: Any,
+    val_idx: Any,
+    test_idx: Any | None = None,
+    cfg: TrainConfig | None = None,
+) -> FitResult:
     """Convenience: ``fit(model, model.prepare(zoo), zoo.meta[target_key], ...)``."""
     target = None
     if target_key is not None:

@@ -113,7 +113,6 @@ class CNNSpec:
         return self.n_conv + 1
 
 
-
 @dataclass
 class Zoo:
     """A zoo of ``N`` networks with ``T`` snapshots each, as stacked tensors.
@@ -158,11 +157,12 @@ class Zoo:
                 raise ValueError(f"params keys {sorted(self.params)} do not match {L}-layer spec {self.spec}")
             for l in range(L):
                 want = (self.spec.sizes[l + 1], self.spec.sizes[l])
-                if tuple(self.params[f"W{l}"].shape[2:]) != want or \
-                        tuple(self.params[f"b{l}"].shape[2:]) != want[:1]:
-                    raise ValueError(f"layer {l}: W/b shapes {tuple(self.params[f'W{l}'].shape)} / "
-                                     f"{tuple(self.params[f'b{l}'].shape)} do not match spec sizes "
-                                     f"{self.spec.sizes}")
+                if tuple(self.params[f"W{l}"].shape[2:]) != want or tuple(self.params[f"b{l}"].shape[2:]) != want[:1]:
+                    raise ValueError(
+                        f"layer {l}: W/b shapes {tuple(self.params[f'W{l}'].shape)} / "
+                        f"{tuple(self.params[f'b{l}'].shape)} do not match spec sizes "
+                        f"{self.spec.sizes}"
+                    )
 
     def __len__(self) -> int:
         return next(iter(self.params.values())).shape[0]
@@ -187,8 +187,9 @@ class Zoo:
             sel = sel.long()
             if sel.numel() and (sel.min() < -len(self) or sel.max() >= len(self)):
                 raise ValueError(f"network indices must lie in [0, {len(self)}); got {sel.min()}..{sel.max()}")
-        return self._replace({k: v[sel] for k, v in self.params.items()}, self.steps,
-                             {k: v[sel] for k, v in self.meta.items()})
+        return self._replace(
+            {k: v[sel] for k, v in self.params.items()}, self.steps, {k: v[sel] for k, v in self.meta.items()}
+        )
 
     def snapshots(self, idx: Sequence[int] | Tensor | slice) -> Zoo:
         """Zoo restricted to the snapshots ``idx`` (indices into the ``T`` axis, e.g. ``[-1]``)."""
@@ -247,8 +248,9 @@ class Zoo:
         bad = {k: v for k, v in scales.items() if not (math.isfinite(v) and v > 0)}
         if bad:
             raise ValueError(f"scales must be finite and positive; got {bad}")
-        out = self._replace({k: (v.float() / scales[k]).to(v.dtype) for k, v in self.params.items()}, self.steps,
-                            dict(self.meta))
+        out = self._replace(
+            {k: (v.float() / scales[k]).to(v.dtype) for k, v in self.params.items()}, self.steps, dict(self.meta)
+        )
         out.info["param_scale"] = dict(scales)
         return out
 
@@ -272,7 +274,7 @@ class Zoo:
             sizes[-1] = N - sum(sizes[:-1])
         out, start = [], 0
         for s in sizes:
-            out.append(self.subset(perm[start:start + s].sort().values))
+            out.append(self.subset(perm[start : start + s].sort().values))
             start += s
         return tuple(out)
 
@@ -285,8 +287,13 @@ class Zoo:
         for z in zoos[1:]:
             if z.spec != z0.spec or not torch.equal(z.steps, z0.steps) or set(z.meta) != set(z0.meta):
                 raise ValueError("concat needs zoos with the same spec, steps and meta keys")
-        return Zoo(z0.spec, {k: torch.cat([z.params[k] for z in zoos]) for k in z0.params}, z0.steps,
-                   {k: torch.cat([z.meta[k] for z in zoos]) for k in z0.meta}, dict(z0.info))
+        return Zoo(
+            z0.spec,
+            {k: torch.cat([z.params[k] for z in zoos]) for k in z0.params},
+            z0.steps,
+            {k: torch.cat([z.meta[k] for z in zoos]) for k in z0.meta},
+            dict(z0.info),
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,10 +303,17 @@ def _chunk_dir(name: str, config: Any, root: str | Path | None) -> Path:
     return Path(root if root is not None else cache_dir()) / name / f"{config_hash(config)}.chunks"
 
 
-def generate_chunked(name: str, config: Any, n_total: int, chunk_size: int,
-                     make_chunk: Callable[[int, int], dict[str, Tensor]], *,
-                     root: str | Path | None = None, desc: str | None = None,
-                     persist: bool = True) -> dict[str, Tensor]:
+def generate_chunked(
+    name: str,
+    config: Any,
+    n_total: int,
+    chunk_size: int,
+    make_chunk: Callable[[int, int], dict[str, Tensor]],
+    *,
+    root: str | Path | None = None,
+    desc: str | None = None,
+    persist: bool = True,
+) -> dict[str, Tensor]:
     """Run ``make_chunk(start, stop)`` over ``[0, n_total)`` in chunks, resuming from chunks on disk.
 
     Each chunk's result (a dict of tensors with first dimension ``stop - start``) is written
@@ -329,8 +343,9 @@ def generate_chunked(name: str, config: Any, n_total: int, chunk_size: int,
     return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
 
 
-def _cached_zoo(name: str, config: Any, build: Callable[[], dict[str, Any]], root: str | Path | None,
-                use_cache: bool) -> dict[str, Any]:
+def _cached_zoo(
+    name: str, config: Any, build: Callable[[], dict[str, Any]], root: str | Path | None, use_cache: bool
+) -> dict[str, Any]:
     if not use_cache:
         return build()
     out = cached(name, config, build, root=root)
@@ -362,12 +377,12 @@ def image_coordinates(h: int, w: int) -> Tensor:
 
 def psnr(mse: Tensor, peak: float = 1.0) -> Tensor:
     """Peak signal-to-noise ratio :math:`10 \\log_{10}(\\text{peak}^2 / \\text{mse})` in dB."""
-    return 10.0 * torch.log10(peak ** 2 / mse.clamp_min(1e-20))
+    return 10.0 * torch.log10(peak**2 / mse.clamp_min(1e-20))
 
 
-def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset: float = 0.0,
-                             grid: tuple[int, int] | None = None
-                             ) -> Callable[[Mapping[str, Tensor]], tuple[Tensor, Tensor]]:
+def siren_mse_value_and_grad(
+    x: Tensor, y: Tensor, omega0: float, output_offset: float = 0.0, grid: tuple[int, int] | None = None
+) -> Callable[[Mapping[str, Tensor]], tuple[Tensor, Tensor]]:
     """Fused per-network MSE and its gradient for stacked SIRENs, without autograd.
 
     Forward (hidden layers :math:`l < L-1`, shared inputs ``x [P, in]``, targets ``y [n, P, out]``):
@@ -394,8 +409,7 @@ def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset:
         ``W0, b0, W1, b1, ...`` (the layout :func:`train_stacked` uses).
     """
     if x.dim() != 2 or y.dim() != 3 or y.shape[1] != x.shape[0]:
-        raise ValueError(f"need x [P, in] and y [n, P, out] with the same P; got {tuple(x.shape)}, "
-                         f"{tuple(y.shape)}")
+        raise ValueError(f"need x [P, in] and y [n, P, out] with the same P; got {tuple(x.shape)}, {tuple(y.shape)}")
     if grid is not None:
         H, Wd = grid
         if x.shape != (H * Wd, 2) or not torch.equal(x, image_coordinates(H, Wd).to(x)):
@@ -458,8 +472,15 @@ def siren_mse_value_and_grad(x: Tensor, y: Tensor, omega0: float, output_offset:
 _AUTO_BATCH: dict[tuple, int] = {}
 
 
-def auto_batch_size(n_points: int, sizes: Sequence[int], *, candidates: Sequence[int] = (8, 16, 32, 64, 128),
-                    steps: int = 4, omega0: float = 30.0, grid: tuple[int, int] | None = None) -> int:
+def auto_batch_size(
+    n_points: int,
+    sizes: Sequence[int],
+    *,
+    candidates: Sequence[int] = (8, 16, 32, 64, 128),
+    steps: int = 4,
+    omega0: float = 30.0,
+    grid: tuple[int, int] | None = None,
+) -> int:
     """Fastest SIREN-fitting batch size on this machine, measured (and remembered per process).
 
     Activations are ``[batch, P, width]``; they must stay in cache, so the best batch is a machine
@@ -469,8 +490,11 @@ def auto_batch_size(n_points: int, sizes: Sequence[int], *, candidates: Sequence
     key = (int(n_points), tuple(int(s) for s in sizes), torch.get_num_threads(), tuple(candidates), grid)
     if key in _AUTO_BATCH:
         return _AUTO_BATCH[key]
-    x = image_coordinates(*grid) if grid is not None else \
-        torch.rand(int(n_points), int(sizes[0]), generator=torch.Generator().manual_seed(2)) * 2 - 1
+    x = (
+        image_coordinates(*grid)
+        if grid is not None
+        else torch.rand(int(n_points), int(sizes[0]), generator=torch.Generator().manual_seed(2)) * 2 - 1
+    )
     # one thread: CPU time of this process (robust to other jobs on a shared machine); else wall time
     clock = time.process_time if torch.get_num_threads() == 1 else time.perf_counter
     best, best_rate = candidates[0], -1.0
@@ -489,12 +513,25 @@ def auto_batch_size(n_points: int, sizes: Sequence[int], *, candidates: Sequence
     return best
 
 
-def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequence[int], steps: int,
-               snapshot_steps: Sequence[int], lr: float, weight_decay: float = 0.0,
-               stop_loss: float | None = None, batch_size: int | None = None,
-               snapshot_dtype: torch.dtype = torch.float32, fused: bool = True,
-               desc: str | None = None, device: str | torch.device | None = None,
-               grid: tuple[int, int] | None = None) -> dict[str, Tensor]:
+def fit_sirens(
+    x: Tensor,
+    y: Tensor,
+    spec: MLPSpec,
+    *,
+    init: str,
+    seeds: Sequence[int],
+    steps: int,
+    snapshot_steps: Sequence[int],
+    lr: float,
+    weight_decay: float = 0.0,
+    stop_loss: float | None = None,
+    batch_size: int | None = None,
+    snapshot_dtype: torch.dtype = torch.float32,
+    fused: bool = True,
+    desc: str | None = None,
+    device: str | torch.device | None = None,
+    grid: tuple[int, int] | None = None,
+) -> dict[str, Tensor]:
     """Fit one SIREN per target ``y [n, P, out]`` on shared inputs ``x [P, in]`` with Adam.
 
     Networks are processed in batches of ``batch_size`` (default :func:`auto_batch_size`); a network
@@ -512,13 +549,14 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
         if dev.type != "cpu":
             batch_size = n
         else:
-            batch_size = auto_batch_size(x.shape[0], spec.sizes, omega0=spec.omega0 or 30.0,
-                                         grid=grid) if fused else 64
+            batch_size = auto_batch_size(x.shape[0], spec.sizes, omega0=spec.omega0 or 30.0, grid=grid) if fused else 64
     out: dict[str, list[Tensor]] = {}
     for s in range(0, n, batch_size):
         e = min(s + batch_size, n)
-        p = {k: v.to(dev) for k, v in
-             init_mlp(e - s, spec.sizes, scheme=init, omega0=spec.omega0 or 30.0, seeds=seeds[s:e]).items()}
+        p = {
+            k: v.to(dev)
+            for k, v in init_mlp(e - s, spec.sizes, scheme=init, omega0=spec.omega0 or 30.0, seeds=seeds[s:e]).items()
+        }
         yb = y[s:e]
         stop_fn = None
         if stop_loss is not None:
@@ -526,16 +564,34 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
             stop_fn = lambda q, losses, thr=thr: losses <= thr  # noqa: E731
         if fused:
             vg = siren_mse_value_and_grad(x, yb, spec.omega0 or 30.0, spec.output_offset, grid=grid)
-            res = train_stacked(p, None, steps=steps, lr=lr, weight_decay=weight_decay, value_and_grad=vg,
-                                snapshot_steps=snapshot_steps, stop_fn=stop_fn, snapshot_dtype=snapshot_dtype,
-                                desc=desc)
+            res = train_stacked(
+                p,
+                None,
+                steps=steps,
+                lr=lr,
+                weight_decay=weight_decay,
+                value_and_grad=vg,
+                snapshot_steps=snapshot_steps,
+                stop_fn=stop_fn,
+                snapshot_dtype=snapshot_dtype,
+                desc=desc,
+            )
         else:
+
             def loss_fn(q: dict[str, Tensor], yb: Tensor = yb) -> Tensor:
                 return (spec.forward(q, x) - yb).square().mean(dim=(1, 2))
 
-            res = train_stacked(p, loss_fn, steps=steps, lr=lr, weight_decay=weight_decay,
-                                snapshot_steps=snapshot_steps, stop_fn=stop_fn, snapshot_dtype=snapshot_dtype,
-                                desc=desc)
+            res = train_stacked(
+                p,
+                loss_fn,
+                steps=steps,
+                lr=lr,
+                weight_decay=weight_decay,
+                snapshot_steps=snapshot_steps,
+                stop_fn=stop_fn,
+                snapshot_dtype=snapshot_dtype,
+                desc=desc,
+            )
         for k, v in res.snapshots.items():
             out.setdefault(k, []).append(v)
         out.setdefault("final_loss", []).append(res.losses.cpu())
@@ -550,21 +606,21 @@ def fit_sirens(x: Tensor, y: Tensor, spec: MLPSpec, *, init: str, seeds: Sequenc
 class INRZooConfig(Preset):
     """One SIREN INR per image (DWSNets / NFN protocol; REFERENCE §1). Smoke values are the defaults."""
 
-    n_images: int = 200              # INRs in the zoo (one per image); paper: every image of the dataset
-    split: str = "all"               # "train", "test" or "all" (train then test) images of the dataset
+    n_images: int = 200  # INRs in the zoo (one per image); paper: every image of the dataset
+    split: str = "all"  # "train", "test" or "all" (train then test) images of the dataset
     hidden: tuple[int, ...] = (32, 32)  # hidden widths; 2 -> 32 -> 32 -> 1 as DWSNets/NFN
-    omega0: float = 30.0             # SIREN frequency (DWSNets/NFN: 30)
-    init: str = "siren"              # "siren" (standard, NFN) | "siren_dwsnets" (DWSNets variant, +0.5 output)
-    shared_init: bool = False        # every INR starts from one initialisation (seeded by ``seed``); False:
-                                     # network i gets its own (NFN / DWSNets protocol)
-    lr: float = 5e-4                 # Adam learning rate (DWSNets: 5e-4)
-    steps: int = 150                 # Adam steps per INR (DWSNets: 1,000)
-    T: int = 6                       # snapshots per INR (paper: 80-100)
-    schedule: str = "uniform"        # snapshot spacing: "uniform" | "log"
-    stop_psnr: float | None = None   # freeze an INR once its PSNR >= this (DWSNets: 40 dB); None = never
+    omega0: float = 30.0  # SIREN frequency (DWSNets/NFN: 30)
+    init: str = "siren"  # "siren" (standard, NFN) | "siren_dwsnets" (DWSNets variant, +0.5 output)
+    shared_init: bool = False  # every INR starts from one initialisation (seeded by ``seed``); False:
+    # network i gets its own (NFN / DWSNets protocol)
+    lr: float = 5e-4  # Adam learning rate (DWSNets: 5e-4)
+    steps: int = 150  # Adam steps per INR (DWSNets: 1,000)
+    T: int = 6  # snapshots per INR (paper: 80-100)
+    schedule: str = "uniform"  # snapshot spacing: "uniform" | "log"
+    stop_psnr: float | None = None  # freeze an INR once its PSNR >= this (DWSNets: 40 dB); None = never
     snapshot_dtype: str = "float32"  # storage of the snapshots: "float32" | "float16"
-    chunk_size: int = 256            # networks per resumable chunk file
-    seed: int = 0                    # base seed: network i uses seed * 1_000_003 + i
+    chunk_size: int = 256  # networks per resumable chunk file
+    seed: int = 0  # base seed: network i uses seed * 1_000_003 + i
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium, measured on MNIST (1 thread): 100 steps = 19.6 CPU-s per 256 INRs (~6.4 CPU-min per
@@ -598,9 +654,17 @@ def _load_inr_images(dataset: str, cfg: INRZooConfig, data_dir: str | None) -> t
     return images, torch.cat(labels), "; ".join(sources)
 
 
-def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: str = "smoke",
-                  data_dir: str | None = None, cache: bool = True, cache_root: str | Path | None = None,
-                  device: str | torch.device = "cpu", **overrides: Any) -> Zoo:
+def inr_image_zoo(
+    dataset: str,
+    config: INRZooConfig | None = None,
+    *,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    cache: bool = True,
+    cache_root: str | Path | None = None,
+    device: str | torch.device = "cpu",
+    **overrides: Any,
+) -> Zoo:
     """A zoo of SIREN INRs, one per image of ``dataset``, with ``T`` snapshots of each fit.
 
     Each INR maps pixel coordinates ``(x, y) in [-1, 1]^2`` to intensity (``C`` outputs for ``C``
@@ -639,21 +703,49 @@ def inr_image_zoo(dataset: str, config: INRZooConfig | None = None, *, scale: st
 
     def chunk(start: int, stop: int) -> dict[str, Tensor]:
         seeds = net_seeds(cfg.seed, 0, 1) * (stop - start) if cfg.shared_init else net_seeds(cfg.seed, start, stop)
-        return fit_sirens(x, targets[start:stop], spec, init=cfg.init, seeds=seeds, steps=cfg.steps,
-                          snapshot_steps=sched, lr=cfg.lr, stop_loss=stop_loss, snapshot_dtype=sdtype,
-                          device=dev, grid=(H, W))
+        return fit_sirens(
+            x,
+            targets[start:stop],
+            spec,
+            init=cfg.init,
+            seeds=seeds,
+            steps=cfg.steps,
+            snapshot_steps=sched,
+            lr=cfg.lr,
+            stop_loss=stop_loss,
+            snapshot_dtype=sdtype,
+            device=dev,
+            grid=(H, W),
+        )
 
     def build() -> dict[str, Tensor]:
-        return generate_chunked("inr_zoo", key, cfg.n_images, cfg.chunk_size, chunk, root=cache_root,
-                                desc=f"INR zoo {dataset}", persist=cache)
+        return generate_chunked(
+            "inr_zoo",
+            key,
+            cfg.n_images,
+            cfg.chunk_size,
+            chunk,
+            root=cache_root,
+            desc=f"INR zoo {dataset}",
+            persist=cache,
+        )
 
     out = _cached_zoo("inr_zoo", key, build, cache_root, cache)
     params = {k: out[k] for k in (f"{p}{l}" for l in range(spec.n_layers) for p in "Wb")}
-    meta = {"label": labels[:cfg.n_images].clone(), "index": torch.arange(cfg.n_images),
-            "final_loss": out["final_loss"], "psnr": psnr(out["final_loss"]), "stopped_at": out["stopped_at"]}
-    return Zoo(spec, params, torch.tensor(sched, dtype=torch.int64), meta,
-               {"kind": "inr", "dataset": dataset, "source": source, "config": cfg.to_dict(),
-                "image_shape": (C, H, W)})
+    meta = {
+        "label": labels[: cfg.n_images].clone(),
+        "index": torch.arange(cfg.n_images),
+        "final_loss": out["final_loss"],
+        "psnr": psnr(out["final_loss"]),
+        "stopped_at": out["stopped_at"],
+    }
+    return Zoo(
+        spec,
+        params,
+        torch.tensor(sched, dtype=torch.int64),
+        meta,
+        {"kind": "inr", "dataset": dataset, "source": source, "config": cfg.to_dict(), "image_shape": (C, H, W)},
+    )
 
 
 def inr_reconstruct(zoo: Zoo, t: int = -1) -> Tensor:
@@ -672,22 +764,22 @@ def inr_reconstruct(zoo: Zoo, t: int = -1) -> Tensor:
 class SineZooConfig(Preset):
     """SIRENs fitting ``a sin(b x)`` (DWSNets protocol, REFERENCE §1). Smoke values are the defaults."""
 
-    n_nets: int = 128                # INRs in the zoo (DWSNets: test 1,000 / val 1,000 / rest train)
-    n_points: int = 200              # x grid on [-pi, pi) (DWSNets: 2,000 points)
+    n_nets: int = 128  # INRs in the zoo (DWSNets: test 1,000 / val 1,000 / rest train)
+    n_points: int = 200  # x grid on [-pi, pi) (DWSNets: 2,000 points)
     a_range: tuple[float, float] = (0.0, 10.0)  # amplitude a ~ U(a_range) (DWSNets: U(0, 10))
     b_range: tuple[float, float] = (0.0, 10.0)  # frequency b ~ U(b_range) (DWSNets: U(0, 10))
     hidden: tuple[int, ...] = (32, 32)  # 1 -> 32 -> 32 -> 1 as DWSNets
-    omega0: float = 30.0             # SIREN frequency (DWSNets: 30)
-    init: str = "siren_dwsnets"      # DWSNets INR init (+0.5 output offset); "siren" = standard
-    lr: float = 1e-3                 # Adam learning rate (DWSNets: 1e-3)
-    weight_decay: float = 1e-4       # Adam L2 (DWSNets: 1e-4)
-    steps: int = 150                 # full-batch epochs (DWSNets: up to 1,500)
-    stop_loss: float | None = 1e-4   # freeze a net once its MSE <= this (DWSNets: 1e-4)
-    T: int = 6                       # snapshots per INR
-    schedule: str = "uniform"        # "uniform" | "log"
+    omega0: float = 30.0  # SIREN frequency (DWSNets: 30)
+    init: str = "siren_dwsnets"  # DWSNets INR init (+0.5 output offset); "siren" = standard
+    lr: float = 1e-3  # Adam learning rate (DWSNets: 1e-3)
+    weight_decay: float = 1e-4  # Adam L2 (DWSNets: 1e-4)
+    steps: int = 150  # full-batch epochs (DWSNets: up to 1,500)
+    stop_loss: float | None = 1e-4  # freeze a net once its MSE <= this (DWSNets: 1e-4)
+    T: int = 6  # snapshots per INR
+    schedule: str = "uniform"  # "uniform" | "log"
     snapshot_dtype: str = "float32"  # "float32" | "float16"
-    chunk_size: int = 256            # networks per resumable chunk file
-    seed: int = 0                    # base seed (init of net i and its (a, b) depend only on seed, i)
+    chunk_size: int = 256  # networks per resumable chunk file
+    seed: int = 0  # base seed (init of net i and its (a, b) depend only on seed, i)
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium, measured (1 thread): 18.2 CPU-s per 128 nets (~4.7 CPU-min for 2,000), median MSE 1.3e-3;
@@ -702,9 +794,15 @@ def sine_targets(n_points: int) -> Tensor:
     return (-math.pi + 2 * math.pi * torch.arange(n_points, dtype=torch.float64) / n_points).float()[:, None]
 
 
-def sine_zoo(config: SineZooConfig | None = None, *, scale: str = "smoke", cache: bool = True,
-             cache_root: str | Path | None = None, device: str | torch.device = "cpu",
-             **overrides: Any) -> Zoo:
+def sine_zoo(
+    config: SineZooConfig | None = None,
+    *,
+    scale: str = "smoke",
+    cache: bool = True,
+    cache_root: str | Path | None = None,
+    device: str | torch.device = "cpu",
+    **overrides: Any,
+) -> Zoo:
     """A zoo of SIRENs fitting :math:`a \\sin(b x)`; ``meta["target"] = (a, b)`` ``[N, 2]``.
 
     Also in ``meta``: ``final_loss``, ``stopped_at``. ``a`` and ``b`` of network ``i`` are drawn from a
@@ -726,28 +824,47 @@ def sine_zoo(config: SineZooConfig | None = None, *, scale: str = "smoke", cache
         for s in net_seeds(cfg.seed, start, stop):
             g = torch.Generator().manual_seed(s + 7_777_777)
             u = torch.rand(2, generator=g, dtype=torch.float64)
-            out.append(torch.stack([cfg.a_range[0] + (cfg.a_range[1] - cfg.a_range[0]) * u[0],
-                                    cfg.b_range[0] + (cfg.b_range[1] - cfg.b_range[0]) * u[1]]))
+            out.append(
+                torch.stack(
+                    [
+                        cfg.a_range[0] + (cfg.a_range[1] - cfg.a_range[0]) * u[0],
+                        cfg.b_range[0] + (cfg.b_range[1] - cfg.b_range[0]) * u[1],
+                    ]
+                )
+            )
         return torch.stack(out).float()
 
     def chunk(start: int, stop: int) -> dict[str, Tensor]:
         target = ab(start, stop)
         y = target[:, 0, None, None] * torch.sin(target[:, 1, None, None] * x.unsqueeze(0))
-        out = fit_sirens(x, y, spec, init=cfg.init, seeds=net_seeds(cfg.seed, start, stop), steps=cfg.steps,
-                         snapshot_steps=sched, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                         stop_loss=cfg.stop_loss, snapshot_dtype=sdtype, device=dev)
+        out = fit_sirens(
+            x,
+            y,
+            spec,
+            init=cfg.init,
+            seeds=net_seeds(cfg.seed, start, stop),
+            steps=cfg.steps,
+            snapshot_steps=sched,
+            lr=cfg.lr,
+            weight_decay=cfg.weight_decay,
+            stop_loss=cfg.stop_loss,
+            snapshot_dtype=sdtype,
+            device=dev,
+        )
         out["target"] = target
         return out
 
     def build() -> dict[str, Tensor]:
-        return generate_chunked("sine_zoo", key, cfg.n_nets, cfg.chunk_size, chunk, root=cache_root,
-                                desc="sine zoo", persist=cache)
+        return generate_chunked(
+            "sine_zoo", key, cfg.n_nets, cfg.chunk_size, chunk, root=cache_root, desc="sine zoo", persist=cache
+        )
 
     out = _cached_zoo("sine_zoo", key, build, cache_root, cache)
     params = {k: out[k] for k in (f"{p}{l}" for l in range(spec.n_layers) for p in "Wb")}
     meta = {"target": out["target"], "final_loss": out["final_loss"], "stopped_at": out["stopped_at"]}
-    return Zoo(spec, params, torch.tensor(sched, dtype=torch.int64), meta,
-               {"kind": "sine", "config": cfg.to_dict(), "x": x})
+    return Zoo(
+        spec, params, torch.tensor(sched, dtype=torch.int64), meta, {"kind": "sine", "config": cfg.to_dict(), "x": x}
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -770,20 +887,20 @@ class ClassifierZooConfig(Preset):
     the defaults.
     """
 
-    arch: str = "mlp"                # "mlp" (GTH-GMN is MLP-only) | "cnn" (Small CNN Zoo: 3 conv x 16, GAP, dense)
-    n_nets: int = 64                 # classifiers in the zoo (Small CNN Zoo: 30k)
-    image_size: int = 8              # inputs average-pooled to image_size x image_size, grayscale
+    arch: str = "mlp"  # "mlp" (GTH-GMN is MLP-only) | "cnn" (Small CNN Zoo: 3 conv x 16, GAP, dense)
+    n_nets: int = 64  # classifiers in the zoo (Small CNN Zoo: 30k)
+    image_size: int = 8  # inputs average-pooled to image_size x image_size, grayscale
     hidden: tuple[int, ...] = (32, 32)  # MLP hidden widths (arch="mlp")
-    channels: int = 16               # CNN channels (Small CNN Zoo: 16)
-    n_train: int = 1000              # training pool (each net uses train_fraction of it)
-    n_test: int = 300                # test images for the accuracy label
-    steps: int = 300                 # SGD/Adam steps (minibatches)
-    batch_size: int = 32             # minibatch size
-    T: int = 6                       # snapshots; schedule "cnn_zoo" uses the 9 Small-CNN-Zoo epochs
-    schedule: str = "uniform"        # "uniform" | "log" | "cnn_zoo" (epochs 0,1,2,3,20,40,60,80,86 scaled)
-    lr_range: tuple[float, float] = (5e-4, 5e-2)      # log-uniform
-    l2_range: tuple[float, float] = (1e-8, 1e-2)      # log-uniform, L2 penalty on the weights
-    dropout_range: tuple[float, float] = (0.0, 0.7)   # uniform, after each hidden activation
+    channels: int = 16  # CNN channels (Small CNN Zoo: 16)
+    n_train: int = 1000  # training pool (each net uses train_fraction of it)
+    n_test: int = 300  # test images for the accuracy label
+    steps: int = 300  # SGD/Adam steps (minibatches)
+    batch_size: int = 32  # minibatch size
+    T: int = 6  # snapshots; schedule "cnn_zoo" uses the 9 Small-CNN-Zoo epochs
+    schedule: str = "uniform"  # "uniform" | "log" | "cnn_zoo" (epochs 0,1,2,3,20,40,60,80,86 scaled)
+    lr_range: tuple[float, float] = (5e-4, 5e-2)  # log-uniform
+    l2_range: tuple[float, float] = (1e-8, 1e-2)  # log-uniform, L2 penalty on the weights
+    dropout_range: tuple[float, float] = (0.0, 0.7)  # uniform, after each hidden activation
     init_std_range: tuple[float, float] = (1e-3, 0.5)  # log-uniform, weight init std (biases 0)
     train_fractions: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0)
     activations: tuple[str, ...] = ("relu", "tanh")
@@ -794,10 +911,16 @@ class ClassifierZooConfig(Preset):
     seed: int = 0
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        "medium": {"n_nets": 2000, "n_train": 4000, "n_test": 1000, "steps": 1000, "T": 9,
-                   "schedule": "cnn_zoo"},
-        "paper": {"n_nets": 30000, "image_size": 32, "n_train": 50000, "n_test": 10000, "steps": 20000,
-                  "T": 9, "schedule": "cnn_zoo"},
+        "medium": {"n_nets": 2000, "n_train": 4000, "n_test": 1000, "steps": 1000, "T": 9, "schedule": "cnn_zoo"},
+        "paper": {
+            "n_nets": 30000,
+            "image_size": 32,
+            "n_train": 50000,
+            "n_test": 10000,
+            "steps": 20000,
+            "T": 9,
+            "schedule": "cnn_zoo",
+        },
     }
 
 
@@ -820,16 +943,31 @@ def _sample_hparams(cfg: ClassifierZooConfig, start: int, stop: int) -> dict[str
     for s in net_seeds(cfg.seed, start, stop):
         g = torch.Generator().manual_seed(s + 3_333_333)
         u = torch.rand(4, generator=g, dtype=torch.float64)
-        c = [int(torch.randint(n, (1,), generator=g)) for n in
-             (len(cfg.train_fractions), len(cfg.activations), len(cfg.optimizers), len(cfg.w_inits))]
-        rows.append((logu(u[0], cfg.lr_range), logu(u[1], cfg.l2_range),
-                     cfg.dropout_range[0] + u[2] * (cfg.dropout_range[1] - cfg.dropout_range[0]),
-                     logu(u[3], cfg.init_std_range), cfg.train_fractions[c[0]], *c[1:]))
+        c = [
+            int(torch.randint(n, (1,), generator=g))
+            for n in (len(cfg.train_fractions), len(cfg.activations), len(cfg.optimizers), len(cfg.w_inits))
+        ]
+        rows.append(
+            (
+                logu(u[0], cfg.lr_range),
+                logu(u[1], cfg.l2_range),
+                cfg.dropout_range[0] + u[2] * (cfg.dropout_range[1] - cfg.dropout_range[0]),
+                logu(u[3], cfg.init_std_range),
+                cfg.train_fractions[c[0]],
+                *c[1:],
+            )
+        )
     cols = list(zip(*rows))
-    return {"lr": torch.tensor(cols[0]).float(), "l2": torch.tensor(cols[1]).float(),
-            "dropout": torch.tensor(cols[2]).float(), "init_std": torch.tensor(cols[3]).float(),
-            "train_fraction": torch.tensor(cols[4]).float(), "activation": torch.tensor(cols[5]),
-            "optimizer": torch.tensor(cols[6]), "w_init": torch.tensor(cols[7])}
+    return {
+        "lr": torch.tensor(cols[0]).float(),
+        "l2": torch.tensor(cols[1]).float(),
+        "dropout": torch.tensor(cols[2]).float(),
+        "init_std": torch.tensor(cols[3]).float(),
+        "train_fraction": torch.tensor(cols[4]).float(),
+        "activation": torch.tensor(cols[5]),
+        "optimizer": torch.tensor(cols[6]),
+        "w_init": torch.tensor(cols[7]),
+    }
 
 
 def _shapes(cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -841,8 +979,9 @@ def _shapes(cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec) -> list[tuple[tup
     return convs + [((spec.n_classes, C), (spec.n_classes,))]
 
 
-def _init_classifiers(cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec, hp: dict[str, Tensor],
-                      seeds: list[int]) -> dict[str, Tensor]:
+def _init_classifiers(
+    cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec, hp: dict[str, Tensor], seeds: list[int]
+) -> dict[str, Tensor]:
     shapes = _shapes(cfg, spec)
     out: dict[str, list[Tensor]] = {}
     for i, s in enumerate(seeds):
@@ -850,16 +989,24 @@ def _init_classifiers(cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec, hp: dic
         std = float(hp["init_std"][i])
         uniform = cfg.w_inits[int(hp["w_init"][i])] == "uniform"
         for l, (ws, bs) in enumerate(shapes):
-            w = (torch.rand(ws, generator=g) * 2 - 1) * (std * math.sqrt(3.0)) if uniform else \
-                torch.randn(ws, generator=g) * std
+            w = (
+                (torch.rand(ws, generator=g) * 2 - 1) * (std * math.sqrt(3.0))
+                if uniform
+                else torch.randn(ws, generator=g) * std
+            )
             out.setdefault(f"W{l}", []).append(w)
             out.setdefault(f"b{l}", []).append(torch.zeros(bs))
     return {k: torch.stack(v) for k, v in out.items()}
 
 
-def classifier_forward(spec: MLPSpec | CNNSpec, params: Mapping[str, Tensor], x: Tensor,
-                       activation: str | Sequence[str] | None = None, dropout: Tensor | None = None,
-                       generator: torch.Generator | None = None) -> Tensor:
+def classifier_forward(
+    spec: MLPSpec | CNNSpec,
+    params: Mapping[str, Tensor],
+    x: Tensor,
+    activation: str | Sequence[str] | None = None,
+    dropout: Tensor | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
     """Logits ``[N, B, n_classes]`` of N stacked classifiers on per-network inputs ``x [N, B, C, H, W]``.
 
     MLPs flatten the image; CNNs run as one grouped convolution over all networks (``groups=N``).
@@ -894,8 +1041,14 @@ def classifier_forward(spec: MLPSpec | CNNSpec, params: Mapping[str, Tensor], x:
     h = x.transpose(0, 1).reshape(B, N * x.shape[2], *x.shape[3:])
     for l in range(spec.n_conv):
         W = params[f"W{l}"]
-        h = torch.nn.functional.conv2d(h, W.reshape(N * W.shape[1], *W.shape[2:]), params[f"b{l}"].reshape(-1),
-                                       stride=spec.stride, padding=spec.kernel // 2, groups=N)
+        h = torch.nn.functional.conv2d(
+            h,
+            W.reshape(N * W.shape[1], *W.shape[2:]),
+            params[f"b{l}"].reshape(-1),
+            stride=spec.stride,
+            padding=spec.kernel // 2,
+            groups=N,
+        )
         h = act(h)
     feats = h.mean(dim=(2, 3)).view(B, N, spec.channels).transpose(0, 1)  # [N, B, C]
     feats = drop(feats)
@@ -903,8 +1056,9 @@ def classifier_forward(spec: MLPSpec | CNNSpec, params: Mapping[str, Tensor], x:
     return torch.baddbmm(bd.unsqueeze(1), feats, Wd.transpose(1, 2))
 
 
-def _load_classifier_data(dataset: str, cfg: ClassifierZooConfig, data_dir: str | None
-                          ) -> tuple[Tensor, Tensor, Tensor, Tensor, str]:
+def _load_classifier_data(
+    dataset: str, cfg: ClassifierZooConfig, data_dir: str | None
+) -> tuple[Tensor, Tensor, Tensor, Tensor, str]:
     from hgutils.data import load_images
 
     def prep(d: Any) -> Tensor:
@@ -918,14 +1072,23 @@ def _load_classifier_data(dataset: str, cfg: ClassifierZooConfig, data_dir: str 
     tr = load_images(dataset, split="train", data_dir=data_dir, limit=cfg.n_train, seed=cfg.seed)
     te = load_images(dataset, split="test", data_dir=data_dir, limit=cfg.n_test, seed=cfg.seed)
     if tr.images.shape[0] < cfg.n_train or te.images.shape[0] < cfg.n_test:
-        raise ValueError(f"{dataset} has {tr.images.shape[0]} train / {te.images.shape[0]} test images; "
-                         f"n_train={cfg.n_train}, n_test={cfg.n_test} requested")
+        raise ValueError(
+            f"{dataset} has {tr.images.shape[0]} train / {te.images.shape[0]} test images; "
+            f"n_train={cfg.n_train}, n_test={cfg.n_test} requested"
+        )
     return prep(tr), tr.labels, prep(te), te.labels, f"{tr.source} | {te.source}"
 
 
-def classifier_zoo(dataset: str, config: ClassifierZooConfig | None = None, *, scale: str = "smoke",
-                   data_dir: str | None = None, cache: bool = True, cache_root: str | Path | None = None,
-                   **overrides: Any) -> Zoo:
+def classifier_zoo(
+    dataset: str,
+    config: ClassifierZooConfig | None = None,
+    *,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    cache: bool = True,
+    cache_root: str | Path | None = None,
+    **overrides: Any,
+) -> Zoo:
     """A zoo of small classifiers on ``dataset`` trained with sampled hyperparameters.
 
     ``meta``: ``test_acc`` (the label: accuracy of the final snapshot on ``n_test`` test images),
@@ -953,7 +1116,7 @@ def classifier_zoo(dataset: str, config: ClassifierZooConfig | None = None, *, s
     act0 = cfg.activations[0] if len(cfg.activations) == 1 else "mixed"
     spec: MLPSpec | CNNSpec
     if cfg.arch == "mlp":
-        spec = MLPSpec((cfg.image_size ** 2, *cfg.hidden, n_classes), act0)
+        spec = MLPSpec((cfg.image_size**2, *cfg.hidden, n_classes), act0)
     else:
         spec = CNNSpec(in_channels=1, channels=cfg.channels, n_classes=n_classes, activation=act0)
     key = {"dataset": dataset, "config": cfg, "source": source, "version": 1}
@@ -977,23 +1140,48 @@ def classifier_zoo(dataset: str, config: ClassifierZooConfig | None = None, *, s
                 pg = {k: v[idx] for k, v in p0.items()}
                 wkeys = [k for k in pg if k.startswith("W")]
 
-                def loss_fn(q: dict[str, Tensor], m_g: Tensor = m_g, perms: Tensor = perms, l2_g: Tensor = l2_g,
-                            drop_g: Tensor = drop_g, act: str = act, n_g: int = n_g,
-                            wkeys: list[str] = wkeys) -> Tensor:
+                def loss_fn(
+                    q: dict[str, Tensor],
+                    m_g: Tensor = m_g,
+                    perms: Tensor = perms,
+                    l2_g: Tensor = l2_g,
+                    drop_g: Tensor = drop_g,
+                    act: str = act,
+                    n_g: int = n_g,
+                    wkeys: list[str] = wkeys,
+                ) -> Tensor:
                     r = (torch.rand(n_g, cfg.batch_size, generator=g) * m_g[:, None]).long()
                     bi = torch.gather(perms, 1, r)
                     logits = classifier_forward(spec, q, xtr[bi], act, drop_g, g)
-                    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, n_classes), ytr[bi].reshape(-1),
-                                                           reduction="none").view(n_g, -1).mean(1)
+                    ce = (
+                        torch.nn.functional.cross_entropy(
+                            logits.reshape(-1, n_classes), ytr[bi].reshape(-1), reduction="none"
+                        )
+                        .view(n_g, -1)
+                        .mean(1)
+                    )
                     return ce + l2_g * sum(q[k].square().flatten(1).sum(1) for k in wkeys)
 
                 def eval_loss(q: dict[str, Tensor], act: str = act, n_g: int = n_g) -> Tensor:
                     logits = classifier_forward(spec, q, xtr.expand(n_g, *xtr.shape), act)
-                    return torch.nn.functional.cross_entropy(
-                        logits.reshape(-1, n_classes), ytr.repeat(n_g), reduction="none").view(n_g, -1).mean(1)
+                    return (
+                        torch.nn.functional.cross_entropy(
+                            logits.reshape(-1, n_classes), ytr.repeat(n_g), reduction="none"
+                        )
+                        .view(n_g, -1)
+                        .mean(1)
+                    )
 
-                res = train_stacked(pg, loss_fn, steps=cfg.steps, optimizer=opt, lr=hp["lr"][idx],
-                                    snapshot_steps=sched, final_loss_fn=eval_loss, snapshot_dtype=sdtype)
+                res = train_stacked(
+                    pg,
+                    loss_fn,
+                    steps=cfg.steps,
+                    optimizer=opt,
+                    lr=hp["lr"][idx],
+                    snapshot_steps=sched,
+                    final_loss_fn=eval_loss,
+                    snapshot_dtype=sdtype,
+                )
                 for k in out:
                     out[k][idx] = res.snapshots[k]
                 final_loss[idx] = res.losses.float()
@@ -1005,14 +1193,33 @@ def classifier_zoo(dataset: str, config: ClassifierZooConfig | None = None, *, s
         return {**out, **hp, "final_loss": final_loss, "train_acc": train_acc, "test_acc": test_acc}
 
     def build() -> dict[str, Tensor]:
-        return generate_chunked("classifier_zoo", key, cfg.n_nets, cfg.chunk_size, chunk, root=cache_root,
-                                desc=f"classifier zoo {dataset}", persist=cache)
+        return generate_chunked(
+            "classifier_zoo",
+            key,
+            cfg.n_nets,
+            cfg.chunk_size,
+            chunk,
+            root=cache_root,
+            desc=f"classifier zoo {dataset}",
+            persist=cache,
+        )
 
     out = _cached_zoo("classifier_zoo", key, build, cache_root, cache)
     pkeys = [f"{p}{l}" for l in range(spec.n_layers) for p in "Wb"]
     params = {k: out[k] for k in pkeys}
     meta = {k: v for k, v in out.items() if k not in pkeys}
-    return Zoo(spec, params, torch.tensor(sched, dtype=torch.int64), meta,
-               {"kind": "classifier", "dataset": dataset, "source": source, "config": cfg.to_dict(),
-                "activations": list(cfg.activations), "optimizers": list(cfg.optimizers),
-                "w_inits": list(cfg.w_inits)})
+    return Zoo(
+        spec,
+        params,
+        torch.tensor(sched, dtype=torch.int64),
+        meta,
+        {
+            "kind": "classifier",
+            "dataset": dataset,
+            "source": source,
+            "config": cfg.to_dict(),
+            "activations": list(cfg.activations),
+            "optimizers": list(cfg.optimizers),
+            "w_inits": list(cfg.w_inits),
+        },
+    )

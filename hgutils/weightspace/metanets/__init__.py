@@ -33,13 +33,32 @@ from hgutils.weightspace.metanets.statnn import StatNN
 
 MODELS: tuple[str, ...] = ("GTH-GMN", "StatNN", "FlatMLP", "FlatMLP+aug", "NFN_NP", "NFN_HNP", "DWSNet", "GMN")
 
-__all__ = ["MODELS", "MetaNet", "WeightData", "Snapshots", "snapshot_index", "random_hidden_perms",
-           "GTHGMN", "GTHGMNConfig", "StatNN", "FlatMLP", "NFN", "DWSNet", "GMN", "TaskHead", "TASKS",
-           "info_nce", "predict", "task_loss", "build_metanet"]
+__all__ = [
+    "MODELS",
+    "MetaNet",
+    "WeightData",
+    "Snapshots",
+    "snapshot_index",
+    "random_hidden_perms",
+    "GTHGMN",
+    "GTHGMNConfig",
+    "StatNN",
+    "FlatMLP",
+    "NFN",
+    "DWSNet",
+    "GMN",
+    "TaskHead",
+    "TASKS",
+    "info_nce",
+    "predict",
+    "task_loss",
+    "build_metanet",
+]
 
 
-def build_metanet(name: str, zoo: Any, task: str, out_dim: int, snapshots: Snapshots | None = None,
-                  **kwargs: Any) -> MetaNet:
+def build_metanet(
+    name: str, zoo: Any, task: str, out_dim: int, snapshots: Snapshots | None = None, **kwargs: Any
+) -> MetaNet:
     """Build model ``name`` (one of :data:`MODELS`) sized for ``zoo``.
 
     ``snapshots`` (``"last"``, ``"all"``, an int or indices) overrides the model's default;

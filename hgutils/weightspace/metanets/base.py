@@ -72,26 +72,32 @@ class WeightData:
 
     def __post_init__(self) -> None:
         if len(self.weights) == 0 or len(self.weights) != len(self.biases):
-            raise ValueError(f"need one bias per weight and >= 1 layer; got {len(self.weights)} weights, "
-                             f"{len(self.biases)} biases")
+            raise ValueError(
+                f"need one bias per weight and >= 1 layer; got {len(self.weights)} weights, {len(self.biases)} biases"
+            )
         N, T = self.weights[0].shape[:2]
         if T < 1 or N < 1:
             raise ValueError(f"empty weight trajectories: N={N}, T={T}")
         for i, (W, b) in enumerate(zip(self.weights, self.biases)):
             if W.dim() != 4 or b.dim() != 3 or W.shape[:2] != (N, T) or b.shape != (N, T, W.shape[2]):
-                raise ValueError(f"layer {i}: expected W [N={N}, T={T}, out, in] and b [N, T, out]; got "
-                                 f"{tuple(W.shape)} and {tuple(b.shape)}")
+                raise ValueError(
+                    f"layer {i}: expected W [N={N}, T={T}, out, in] and b [N, T, out]; got "
+                    f"{tuple(W.shape)} and {tuple(b.shape)}"
+                )
             if i > 0 and W.shape[3] != self.weights[i - 1].shape[2]:
-                raise ValueError(f"layer {i} takes {W.shape[3]} inputs but layer {i - 1} has "
-                                 f"{self.weights[i - 1].shape[2]} outputs")
+                raise ValueError(
+                    f"layer {i} takes {W.shape[3]} inputs but layer {i - 1} has {self.weights[i - 1].shape[2]} outputs"
+                )
 
     @classmethod
     def from_zoo(cls, zoo: Any, snapshots: Snapshots = "last") -> WeightData:
         """Weight tuples of ``zoo`` (via ``zoo.weights()``) restricted to the chosen snapshots."""
         pairs = zoo.weights()
         if not pairs or pairs[0][0].dim() != 4:
-            raise ValueError("WeightData needs an MLP zoo: weights [N, T, out, in] per layer; got "
-                             f"{[tuple(W.shape) for W, _ in pairs]}")
+            raise ValueError(
+                "WeightData needs an MLP zoo: weights [N, T, out, in] per layer; got "
+                f"{[tuple(W.shape) for W, _ in pairs]}"
+            )
         data = cls(tuple(_f32(W) for W, _ in pairs), tuple(_f32(b) for _, b in pairs))
         return data.select(snapshot_index(data.T, snapshots))
 
@@ -114,8 +120,9 @@ class WeightData:
         return WeightData(tuple(W[:, t_idx] for W in self.weights), tuple(b[:, t_idx] for b in self.biases))
 
     def to(self, *args: Any, **kwargs: Any) -> WeightData:
-        return WeightData(tuple(W.to(*args, **kwargs) for W in self.weights),
-                          tuple(b.to(*args, **kwargs) for b in self.biases))
+        return WeightData(
+            tuple(W.to(*args, **kwargs) for W in self.weights), tuple(b.to(*args, **kwargs) for b in self.biases)
+        )
 
     def permute_hidden(self, perms: list[Tensor]) -> WeightData:
         """Apply one permutation per hidden layer (consistently over all networks and snapshots).
@@ -133,10 +140,12 @@ class WeightData:
 
     def noisy_view(self, generator: torch.Generator | None, noise: float, mask: float) -> WeightData:
         """SimCLR view: additive Gaussian noise ``sigma=noise`` plus dropout-style masking with prob ``mask``."""
+
         def f(x: Tensor) -> Tensor:
             n = torch.randn(x.shape, generator=generator, dtype=x.dtype) * noise
             keep = torch.rand(x.shape, generator=generator) >= mask
             return (x + n.to(x.device)) * keep.to(x.device, x.dtype)
+
         return WeightData(tuple(f(W) for W in self.weights), tuple(f(b) for b in self.biases))
 
 
@@ -146,9 +155,14 @@ def to_device(batch: Any, device: str | torch.device) -> Any:
     if isinstance(batch, Tensor) or hasattr(batch, "to"):
         return batch.to(device)
     if dataclasses.is_dataclass(batch):
-        return dataclasses.replace(batch, **{f.name: getattr(batch, f.name).to(device)
-                                             for f in dataclasses.fields(batch)
-                                             if isinstance(getattr(batch, f.name), Tensor)})
+        return dataclasses.replace(
+            batch,
+            **{
+                f.name: getattr(batch, f.name).to(device)
+                for f in dataclasses.fields(batch)
+                if isinstance(getattr(batch, f.name), Tensor)
+            },
+        )
     raise ValueError(f"cannot move a {type(batch).__name__} to {device}")
 
 
@@ -165,8 +179,9 @@ def random_hidden_perms(sizes: tuple[int, ...], generator: torch.Generator | Non
 class MetaNet(nn.Module, abc.ABC):
     """Base class: task head on an embedding, named loss terms, parameter groups (module docstring)."""
 
-    def __init__(self, task: str, emb_dim: int, out_dim: int, snapshots: Snapshots = "last",
-                 head_hidden: int = 64) -> None:
+    def __init__(
+        self, task: str, emb_dim: int, out_dim: int, snapshots: Snapshots = "last", head_hidden: int = 64
+    ) -> None:
         super().__init__()
         self.task = check_task(task)
         self.snapshots = snapshots
@@ -183,8 +198,7 @@ class MetaNet(nn.Module, abc.ABC):
     def check_data(self, data: Any) -> None:
         """Raise ``ValueError`` when ``data`` does not fit the architecture this model was built for."""
 
-    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2,
-                mask: float = 0.5) -> Any:
+    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
         """Random view of a batch (weight noise + masking)."""
         return batch.noisy_view(generator, noise, mask)
 
@@ -200,9 +214,16 @@ class MetaNet(nn.Module, abc.ABC):
     def forward(self, batch: Any) -> Tensor:
         return self.head(self.embed(batch))
 
-    def loss_terms(self, batch: Any, target: Tensor | None, progress: float = 0.0,
-                   generator: torch.Generator | None = None, temperature: float = 0.1,
-                   aug_noise: float = 0.2, aug_mask: float = 0.5) -> dict[str, Tensor]:
+    def loss_terms(
+        self,
+        batch: Any,
+        target: Tensor | None,
+        progress: float = 0.0,
+        generator: torch.Generator | None = None,
+        temperature: float = 0.1,
+        aug_noise: float = 0.2,
+        aug_mask: float = 0.5,
+    ) -> dict[str, Tensor]:
         """Named loss terms; the training loop computes ``sum(loss_weights[k] * terms[k])``."""
         if self.task == "infonce":
             z1 = self(self.augment(batch, generator, aug_noise, aug_mask))

@@ -54,9 +54,14 @@ class _WtoW(nn.Module):
         out = []
         for j, w in enumerate(W):
             zeros = torch.zeros_like(w)
-            terms = [w, w.mean(3, keepdim=True), w.mean(2, keepdim=True), w.mean((2, 3), keepdim=True),
-                     W[j - 1].mean(3).unsqueeze(2) if j > 0 else zeros,
-                     W[j + 1].mean(2).unsqueeze(3) if j < self.L - 1 else zeros]
+            terms = [
+                w,
+                w.mean(3, keepdim=True),
+                w.mean(2, keepdim=True),
+                w.mean((2, 3), keepdim=True),
+                W[j - 1].mean(3).unsqueeze(2) if j > 0 else zeros,
+                W[j + 1].mean(2).unsqueeze(3) if j < self.L - 1 else zeros,
+            ]
             x = torch.cat([t.expand_as(w) for t in terms], 1)
             out.append(_chan(self.local[j], x) + self.glob[j](g)[:, :, None, None])
         return out
@@ -103,8 +108,10 @@ class _BtoB(nn.Module):
 
     def forward(self, b: list[Tensor]) -> list[Tensor]:
         g = _global(b)
-        return [_chan(self.local[j], torch.cat([x, x.mean(2, keepdim=True).expand_as(x)], 1))
-                + self.glob[j](g)[:, :, None] for j, x in enumerate(b)]
+        return [
+            _chan(self.local[j], torch.cat([x, x.mean(2, keepdim=True).expand_as(x)], 1)) + self.glob[j](g)[:, :, None]
+            for j, x in enumerate(b)
+        ]
 
 
 class DWSLayer(nn.Module):
@@ -143,22 +150,35 @@ def dws_pool(feats: Feats) -> Tensor:
 class DWSNet(MetaNet):
     """Position channels -> ``depth`` DWS layers (ReLU) -> invariant pooling -> MLP embedding."""
 
-    def __init__(self, task: str, out_dim: int, sizes: tuple[int, ...], n_snapshots: int,
-                 hidden: int = 16, depth: int = 4, emb_dim: int = 128, snapshots: Snapshots = "last") -> None:
+    def __init__(
+        self,
+        task: str,
+        out_dim: int,
+        sizes: tuple[int, ...],
+        n_snapshots: int,
+        hidden: int = 16,
+        depth: int = 4,
+        emb_dim: int = 128,
+        snapshots: Snapshots = "last",
+    ) -> None:
         super().__init__(task, emb_dim, out_dim, snapshots=snapshots)
         self.sizes, self.n_snapshots = tuple(sizes), n_snapshots
         L, n_in, n_out = len(sizes) - 1, sizes[0], sizes[-1]
         cin = n_snapshots + n_in + n_out
         self.layers = nn.ModuleList([DWSLayer(L, cin if i == 0 else hidden, hidden) for i in range(depth)])
-        dummy = ([torch.zeros(1, 1, o, i) for i, o in zip(sizes[:-1], sizes[1:])],
-                 [torch.zeros(1, 1, o) for o in sizes[1:]])
+        dummy = (
+            [torch.zeros(1, 1, o, i) for i, o in zip(sizes[:-1], sizes[1:])],
+            [torch.zeros(1, 1, o) for o in sizes[1:]],
+        )
         n_pool = dws_pool(dummy).shape[1]
         self.mlp = nn.Sequential(nn.Linear(hidden * n_pool, emb_dim), nn.ReLU())
 
     def check_data(self, data: WeightData) -> None:
         if data.sizes != self.sizes or data.T != self.n_snapshots:
-            raise ValueError(f"DWSNet built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
-                             f"got {data.sizes} x {data.T} (zoo/architecture mismatch)")
+            raise ValueError(
+                f"DWSNet built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
+                f"got {data.sizes} x {data.T} (zoo/architecture mismatch)"
+            )
 
     def _with_positions(self, batch: WeightData) -> Feats:
         n_in, n_out, L = self.sizes[0], self.sizes[-1], len(self.sizes) - 1

@@ -29,9 +29,18 @@ def permute_hidden_per_network(batch: WeightData, generator: torch.Generator | N
 class FlatMLP(MetaNet):
     """Flattened parameters -> LayerNorm -> MLP (``hidden`` wide, ``depth`` layers)."""
 
-    def __init__(self, task: str, out_dim: int, sizes: tuple[int, ...], n_snapshots: int,
-                 hidden: int = 128, depth: int = 2, perm_aug: bool = False, dropout: float = 0.1,
-                 snapshots: Snapshots = "last") -> None:
+    def __init__(
+        self,
+        task: str,
+        out_dim: int,
+        sizes: tuple[int, ...],
+        n_snapshots: int,
+        hidden: int = 128,
+        depth: int = 2,
+        perm_aug: bool = False,
+        dropout: float = 0.1,
+        snapshots: Snapshots = "last",
+    ) -> None:
         super().__init__(task, hidden, out_dim, snapshots=snapshots)
         self.sizes, self.n_snapshots, self.perm_aug = tuple(sizes), n_snapshots, perm_aug
         n_params = sum(o * i + o for i, o in zip(sizes[:-1], sizes[1:]))
@@ -43,8 +52,10 @@ class FlatMLP(MetaNet):
 
     def check_data(self, data: WeightData) -> None:
         if data.sizes != self.sizes or data.T != self.n_snapshots:
-            raise ValueError(f"FlatMLP built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
-                             f"got {data.sizes} x {data.T} (zoo/architecture mismatch)")
+            raise ValueError(
+                f"FlatMLP built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
+                f"got {data.sizes} x {data.T} (zoo/architecture mismatch)"
+            )
 
     def train_transform(self, batch: WeightData, generator: torch.Generator | None) -> WeightData:
         return permute_hidden_per_network(batch, generator) if self.perm_aug else batch

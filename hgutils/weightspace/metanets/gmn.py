@@ -56,9 +56,19 @@ class GMN(MetaNet):
     run on every parameter, so a 32-wide, 3-layer GMN costs ~4x more per step (measured).
     """
 
-    def __init__(self, task: str, out_dim: int, n_node_layers: int, n_snapshots: int, max_io: int,
-                 hidden: int = 16, depth: int = 2, emb_dim: int = 128, n_node_types: int = 4,
-                 snapshots: Snapshots = "last") -> None:
+    def __init__(
+        self,
+        task: str,
+        out_dim: int,
+        n_node_layers: int,
+        n_snapshots: int,
+        max_io: int,
+        hidden: int = 16,
+        depth: int = 2,
+        emb_dim: int = 128,
+        n_node_types: int = 4,
+        snapshots: Snapshots = "last",
+    ) -> None:
         super().__init__(task, emb_dim, out_dim, snapshots=snapshots)
         self.n_node_layers, self.n_snapshots = n_node_layers, n_snapshots
         self.max_io, self.n_node_types = max_io, n_node_types
@@ -75,9 +85,15 @@ class GMN(MetaNet):
     @classmethod
     def for_graph(cls, graph: Any, task: str, out_dim: int, **kw: Any) -> GMN:
         pos = _positions(graph)
-        return cls(task, out_dim, n_node_layers=int(graph.node_layer.max()) + 1,
-                   n_snapshots=graph.edge_weight.shape[1], max_io=int(pos.max()),
-                   n_node_types=max(4, int(graph.node_type.max()) + 1), **kw)
+        return cls(
+            task,
+            out_dim,
+            n_node_layers=int(graph.node_layer.max()) + 1,
+            n_snapshots=graph.edge_weight.shape[1],
+            max_io=int(pos.max()),
+            n_node_types=max(4, int(graph.node_type.max()) + 1),
+            **kw,
+        )
 
     def prepare(self, zoo: Any) -> Any:
         from hgutils.weightspace.graphs import GMNGraph
@@ -93,13 +109,17 @@ class GMN(MetaNet):
 
     def check_data(self, g: Any) -> None:
         if g.edge_weight.dim() != 3 or g.edge_weight.shape[1] != self.n_snapshots:
-            raise ValueError(f"GMN built for {self.n_snapshots} snapshots: edge_weight must be [B, "
-                             f"{self.n_snapshots}, E]; got {tuple(g.edge_weight.shape)}")
+            raise ValueError(
+                f"GMN built for {self.n_snapshots} snapshots: edge_weight must be [B, "
+                f"{self.n_snapshots}, E]; got {tuple(g.edge_weight.shape)}"
+            )
         if g.edge_weight.shape[2] != g.edge_index.shape[1]:
             raise ValueError(f"edge_weight has {g.edge_weight.shape[2]} edges, edge_index {g.edge_index.shape[1]}")
         if int(g.node_layer.max()) + 1 != self.n_node_layers:
-            raise ValueError(f"graph has {int(g.node_layer.max()) + 1} layer labels, model was built for "
-                             f"{self.n_node_layers} (zoo/architecture mismatch)")
+            raise ValueError(
+                f"graph has {int(g.node_layer.max()) + 1} layer labels, model was built for "
+                f"{self.n_node_layers} (zoo/architecture mismatch)"
+            )
 
     def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
         w = batch.edge_weight

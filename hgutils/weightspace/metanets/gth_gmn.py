@@ -108,8 +108,15 @@ class GTHGMNConfig:
     # in T (only per-snapshot node states kept) for ~1.3x time; off by default since T is small on CPU
 
     def loss_weights(self) -> dict[str, float]:
-        return {"task": self.w_task, "link": self.w_link, "mag": self.w_mag, "sign": self.w_sign,
-                "slope": self.w_slope, "smooth": self.w_smooth, "rank": self.w_rank}
+        return {
+            "task": self.w_task,
+            "link": self.w_link,
+            "mag": self.w_mag,
+            "sign": self.w_sign,
+            "slope": self.w_slope,
+            "smooth": self.w_smooth,
+            "rank": self.w_rank,
+        }
 
 
 class GTHGMN(MetaNet):
@@ -125,8 +132,16 @@ class GTHGMN(MetaNet):
     cfg : :class:`GTHGMNConfig`.
     """
 
-    def __init__(self, task: str, out_dim: int, n_node_layers: int, node_feat_dim: int,
-                 edge_attr_dim: int = 2, n_node_types: int = 4, cfg: GTHGMNConfig | None = None) -> None:
+    def __init__(
+        self,
+        task: str,
+        out_dim: int,
+        n_node_layers: int,
+        node_feat_dim: int,
+        edge_attr_dim: int = 2,
+        n_node_types: int = 4,
+        cfg: GTHGMNConfig | None = None,
+    ) -> None:
         cfg = cfg or GTHGMNConfig()
         if cfg.heads * cfg.head_dim < 1 or cfg.dim < 1 or cfg.n_attn_layers < 1:
             raise ValueError(f"dim, heads, head_dim, n_attn_layers must be >= 1; got {asdict(cfg)}")
@@ -152,16 +167,34 @@ class GTHGMN(MetaNet):
         self.anchors = geoopt.ManifoldParameter(torch.zeros(n_node_layers, n_node_types, d), manifold=manifold)
         # 2. attention layers (edge features: attrs, self-loop flag, [w, |w|])
         self.edge_dim = edge_attr_dim + 1 + (2 if cfg.use_edge_weight else 0)
-        self.attn = nn.ModuleList([
-            HyperbolicGraphAttention(d, H, cfg.head_dim, self.edge_dim, c=self.c if not self.euclidean else 1.0,
-                                     euclidean=self.euclidean, dropout=cfg.dropout,
-                                     edge_messages=cfg.edge_messages) for _ in range(L)])
+        self.attn = nn.ModuleList(
+            [
+                HyperbolicGraphAttention(
+                    d,
+                    H,
+                    cfg.head_dim,
+                    self.edge_dim,
+                    c=self.c if not self.euclidean else 1.0,
+                    euclidean=self.euclidean,
+                    dropout=cfg.dropout,
+                    edge_messages=cfg.edge_messages,
+                )
+                for _ in range(L)
+            ]
+        )
         # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head)
         if cfg.use_gru:
             self.gru = nn.ModuleList([nn.GRUCell(pool_dim, cfg.gru_hidden) for _ in range(L * H)])
-            self.kernel_mlp = nn.ModuleList([
-                nn.Sequential(nn.Linear(cfg.gru_hidden, cfg.gru_hidden), nn.SiLU(),
-                              nn.Linear(cfg.gru_hidden, 3 * cfg.head_dim * d)) for _ in range(L * H)])
+            self.kernel_mlp = nn.ModuleList(
+                [
+                    nn.Sequential(
+                        nn.Linear(cfg.gru_hidden, cfg.gru_hidden),
+                        nn.SiLU(),
+                        nn.Linear(cfg.gru_hidden, 3 * cfg.head_dim * d),
+                    )
+                    for _ in range(L * H)
+                ]
+            )
             for m in self.kernel_mlp:
                 nn.init.zeros_(m[-1].weight)  # kernels start at their static base values
                 nn.init.zeros_(m[-1].bias)
@@ -181,9 +214,15 @@ class GTHGMN(MetaNet):
     @classmethod
     def for_graph(cls, graph: Any, task: str, out_dim: int, cfg: GTHGMNConfig | None = None) -> GTHGMN:
         """Build a model whose input sizes match ``graph`` (a TemporalParamGraph or batch view)."""
-        return cls(task, out_dim, n_node_layers=int(graph.node_layer.max()) + 1,
-                   node_feat_dim=graph.node_feat.shape[-1], edge_attr_dim=graph.edge_attr.shape[-1],
-                   n_node_types=max(4, int(graph.node_type.max()) + 1), cfg=cfg)
+        return cls(
+            task,
+            out_dim,
+            n_node_layers=int(graph.node_layer.max()) + 1,
+            node_feat_dim=graph.node_feat.shape[-1],
+            edge_attr_dim=graph.edge_attr.shape[-1],
+            n_node_types=max(4, int(graph.node_type.max()) + 1),
+            cfg=cfg,
+        )
 
     def prepare(self, zoo: Any) -> Any:
         """TemporalParamGraph of ``zoo`` at the configured snapshots."""
@@ -196,8 +235,12 @@ class GTHGMN(MetaNet):
             zoo = zoo.snapshots(idx)
         graph = TemporalParamGraph.from_zoo(zoo)
         if graph.edge_weight.dtype in (torch.float16, torch.bfloat16):
-            graph = dataclasses.replace(graph, edge_weight=graph.edge_weight.float(),
-                                        node_feat=graph.node_feat.float(), edge_attr=graph.edge_attr.float())
+            graph = dataclasses.replace(
+                graph,
+                edge_weight=graph.edge_weight.float(),
+                node_feat=graph.node_feat.float(),
+                edge_attr=graph.edge_attr.float(),
+            )
         self.check_data(graph)
         return graph
 
@@ -212,9 +255,11 @@ class GTHGMN(MetaNet):
         if g.edge_weight.shape[1] < 1:
             raise ValueError("empty trajectory: the graphs have T = 0 snapshots")
         if int(g.node_layer.max()) + 1 != self.n_node_layers or int(g.node_type.max()) >= self.n_node_types:
-            raise ValueError(f"graph has layer labels up to {int(g.node_layer.max())} / types up to "
-                             f"{int(g.node_type.max())}, model was built for {self.n_node_layers} layers / "
-                             f"{self.n_node_types} types (zoo/architecture mismatch)")
+            raise ValueError(
+                f"graph has layer labels up to {int(g.node_layer.max())} / types up to "
+                f"{int(g.node_type.max())}, model was built for {self.n_node_layers} layers / "
+                f"{self.n_node_types} types (zoo/architecture mismatch)"
+            )
         if g.edge_attr.shape != (E, self.edge_attr_dim):
             raise ValueError(f"edge_attr must be [E={E}, {self.edge_attr_dim}]; got {tuple(g.edge_attr.shape)}")
 
@@ -283,12 +328,21 @@ class GTHGMN(MetaNet):
     def _kernels(self, u: Tensor, layer: int) -> Tensor:
         """Evolved kernels ``[B, 3, H, head_dim, d]`` of attention layer ``layer`` from GRU states ``u``."""
         cfg, H = self.cfg, self.cfg.heads
-        deltas = [self.kernel_mlp[layer * H + r](u[:, layer * H + r]).view(-1, 3, cfg.head_dim, cfg.dim)
-                  for r in range(H)]
+        deltas = [
+            self.kernel_mlp[layer * H + r](u[:, layer * H + r]).view(-1, 3, cfg.head_dim, cfg.dim) for r in range(H)
+        ]
         return self.attn[layer].kernel.unsqueeze(0) + torch.stack(deltas, 2)
 
-    def _snapshot(self, g: Any, t: int, u: Tensor | None, p_prev: list[Tensor], z_prev: Tensor | None,
-                  progress: float, want_aux: bool) -> tuple[Tensor, Tensor | None, list[Tensor], dict[str, Tensor]]:
+    def _snapshot(
+        self,
+        g: Any,
+        t: int,
+        u: Tensor | None,
+        p_prev: list[Tensor],
+        z_prev: Tensor | None,
+        progress: float,
+        want_aux: bool,
+    ) -> tuple[Tensor, Tensor | None, list[Tensor], dict[str, Tensor]]:
         """One snapshot: encoders, GRU update of the kernels, attention layers, auxiliary terms."""
         L, H = self.cfg.n_attn_layers, self.cfg.heads
         w_t = g.edge_weight[:, t]
@@ -304,8 +358,9 @@ class GTHGMN(MetaNet):
         terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev) if want_aux else {}
         return x, u, p_cur, terms
 
-    def _run(self, g: Any, want_aux: bool, progress: float = 1.0,
-             record: bool = False) -> tuple[Tensor, dict[str, Tensor], list[Tensor]]:
+    def _run(
+        self, g: Any, want_aux: bool, progress: float = 1.0, record: bool = False
+    ) -> tuple[Tensor, dict[str, Tensor], list[Tensor]]:
         """Process the snapshots in order; returns (embedding, aux-loss terms, recorded node states)."""
         self.check_data(g)
         B, T, E = g.edge_weight.shape
@@ -342,9 +397,16 @@ class GTHGMN(MetaNet):
     def embed(self, batch: Any) -> Tensor:
         return self._run(batch, want_aux=False)[0]
 
-    def loss_terms(self, batch: Any, target: Tensor | None, progress: float = 0.0,
-                   generator: torch.Generator | None = None, temperature: float = 0.1,
-                   aug_noise: float = 0.2, aug_mask: float = 0.5) -> dict[str, Tensor]:
+    def loss_terms(
+        self,
+        batch: Any,
+        target: Tensor | None,
+        progress: float = 0.0,
+        generator: torch.Generator | None = None,
+        temperature: float = 0.1,
+        aug_noise: float = 0.2,
+        aug_mask: float = 0.5,
+    ) -> dict[str, Tensor]:
         if self.task == "infonce":
             e1, aux, _ = self._run(self.augment(batch, generator, aug_noise, aug_mask), True, progress)
             e2 = self.embed(self.augment(batch, generator, aug_noise, aug_mask))
@@ -361,8 +423,9 @@ class GTHGMN(MetaNet):
         r"""Fermi-Dirac edge probability :math:`\psi(d) = 1/(1 + e^{(d - R)/T})`."""
         return pm.fermi_dirac(d, self.fd_r, F.softplus(self.fd_t_raw) + 1e-3)
 
-    def signed_weight(self, z: Tensor, X: Tensor, src: Tensor, dst: Tensor,
-                      attr: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def signed_weight(
+        self, z: Tensor, X: Tensor, src: Tensor, dst: Tensor, attr: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Signed-weight head for edges ``src -> dst`` of node states ``z [B, V, d]`` with features ``X``.
 
         Returns ``(log|w_hat| [B, E'], sign logit [B, E'], alpha [B, E'], distance [B, E'])``;
@@ -374,8 +437,13 @@ class GTHGMN(MetaNet):
         k = self.f_kappa(X).squeeze(-1)
         ctx = torch.cat([Xu, Xv, attr.to(X.dtype).expand(X.shape[0], -1, -1)], -1)
         alpha = self.cfg.alpha0 + self.cfg.delta_alpha * torch.tanh(self.slope_mlp(ctx).squeeze(-1))
-        log_mag = (self.log_nu + s[:, src] + s[:, dst] - (1 - alpha / self.cfg.dim) * (k[:, src] + k[:, dst])
-                   - alpha * torch.log(d.clamp_min(MIN_NORM)))
+        log_mag = (
+            self.log_nu
+            + s[:, src]
+            + s[:, dst]
+            - (1 - alpha / self.cfg.dim) * (k[:, src] + k[:, dst])
+            - alpha * torch.log(d.clamp_min(MIN_NORM))
+        )
         xi = self.f_xi(X)[:, src]
         if self.euclidean:
             delta, lam = zv - zu, torch.ones_like(d)
@@ -386,8 +454,9 @@ class GTHGMN(MetaNet):
         sign_logit = self.beta * lam * (delta * xi).sum(-1)
         return log_mag, sign_logit, alpha, d
 
-    def recon_terms(self, z: Tensor, X: Tensor, g: Any, w_t: Tensor, progress: float,
-                    z_prev: Tensor | None = None) -> dict[str, Tensor]:
+    def recon_terms(
+        self, z: Tensor, X: Tensor, g: Any, w_t: Tensor, progress: float, z_prev: Tensor | None = None
+    ) -> dict[str, Tensor]:
         """Auxiliary loss terms of one snapshot (positives: sampled real edges; module docstring)."""
         cfg, dev = self.cfg, z.device
         E, V = g.edge_index.shape[1], z.shape[1]

@@ -19,17 +19,25 @@ from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData
 
 def network_spec(sizes: tuple[int, ...]) -> NetworkSpec:
     """nfn ``NetworkSpec`` of an MLP with layer widths ``sizes``."""
-    return NetworkSpec([ArraySpec((o, i)) for i, o in zip(sizes[:-1], sizes[1:])],
-                       [ArraySpec((o,)) for o in sizes[1:]])
+    return NetworkSpec([ArraySpec((o, i)) for i, o in zip(sizes[:-1], sizes[1:])], [ArraySpec((o,)) for o in sizes[1:]])
 
 
 class NFN(MetaNet):
     """``mode="np"`` (NFN_NP) or ``"hnp"`` (NFN_HNP): ``depth`` equivariant layers of ``hidden``
     channels with ReLU, invariant pooling, then an MLP to the embedding."""
 
-    def __init__(self, task: str, out_dim: int, sizes: tuple[int, ...], n_snapshots: int,
-                 mode: str = "np", hidden: int = 16, depth: int = 2, emb_dim: int = 128,
-                 snapshots: Snapshots = "last") -> None:
+    def __init__(
+        self,
+        task: str,
+        out_dim: int,
+        sizes: tuple[int, ...],
+        n_snapshots: int,
+        mode: str = "np",
+        hidden: int = 16,
+        depth: int = 2,
+        emb_dim: int = 128,
+        snapshots: Snapshots = "last",
+    ) -> None:
         super().__init__(task, emb_dim, out_dim, snapshots=snapshots)
         if mode not in ("np", "hnp"):
             raise ValueError(f"mode must be 'np' or 'hnp'; got {mode!r}")
@@ -45,11 +53,12 @@ class NFN(MetaNet):
 
     def check_data(self, data: WeightData) -> None:
         if data.sizes != self.sizes or data.T != self.n_snapshots:
-            raise ValueError(f"NFN built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
-                             f"got {data.sizes} x {data.T} (zoo/architecture mismatch)")
+            raise ValueError(
+                f"NFN built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
+                f"got {data.sizes} x {data.T} (zoo/architecture mismatch)"
+            )
 
     def embed(self, batch: WeightData) -> Tensor:
         self.check_data(batch)
         ws = WeightSpaceFeatures(list(batch.weights), list(batch.biases))  # [B, C=T, out, in], [B, T, out]
         return self.mlp(self.pool(self.layers(ws)))
-

@@ -33,8 +33,16 @@ class StatNN(MetaNet):
     hidden-layer ones and hide the small between-network differences that carry the signal.
     """
 
-    def __init__(self, task: str, out_dim: int, sizes: tuple[int, ...], n_snapshots: int,
-                 hidden: int = 128, depth: int = 2, snapshots: Snapshots = "last") -> None:
+    def __init__(
+        self,
+        task: str,
+        out_dim: int,
+        sizes: tuple[int, ...],
+        n_snapshots: int,
+        hidden: int = 128,
+        depth: int = 2,
+        snapshots: Snapshots = "last",
+    ) -> None:
         super().__init__(task, hidden, out_dim, snapshots=snapshots)
         self.sizes, self.n_snapshots = tuple(sizes), n_snapshots
         n_in = 7 * 2 * (len(sizes) - 1) * n_snapshots
@@ -45,8 +53,10 @@ class StatNN(MetaNet):
 
     def check_data(self, data: WeightData) -> None:
         if data.sizes != self.sizes or data.T != self.n_snapshots:
-            raise ValueError(f"StatNN built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
-                             f"got {data.sizes} x {data.T} (zoo/architecture mismatch)")
+            raise ValueError(
+                f"StatNN built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
+                f"got {data.sizes} x {data.T} (zoo/architecture mismatch)"
+            )
 
     def features(self, batch: WeightData) -> Tensor:
         """``[B, T * 2L * 7]`` statistics."""
