@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 import hgutils.nn.resnets as resnets
-from hgutils.ilnn_experiment import ILNNConfig, load_cifar
+from hgutils.experiments.nb04_ilnn_cifar_genomics import ILNNConfig, load_cifar
 from hgutils.manifolds import lorentz as L
 from hgutils.nn.lorentz import GyroLBN, LorentzConv2d
 from hgutils.nn.lorentz_baselines import LorentzBN

@@ -3,7 +3,8 @@
 1. Forward and forward+backward time of ``PLFC`` (ILNN), HCNN ``LorentzFC``, HNN ``PoincareLinear``
    and ``nn.Linear`` at input width = output width in {16, 64, 256, 1024}, batch 512, float32, as
    ratios to ``nn.Linear`` measured side by side (interleaved repetitions, median).
-   Public anchor (REFERENCE §6, GPU, 16384 outputs): hyperbolic FC layers cost 5-17x a Linear at
+   Public anchor (a published GPU micro-benchmark, 16384 outputs): hyperbolic FC layers cost 5-17x a Linear at
+
    width 16 and ~1.1-1.4x at 4096. Target here: PLFC <= 3x nn.Linear at width 256 on this CPU.
 2. Batch norms on ``[4096, 64]`` Lorentz points (forward+backward): GyroLBN (closed-form centroid),
    GyroBN-style (iterative Karcher mean), HCNN LBN (tangent-space), as ratios to GyroLBN.
@@ -93,7 +94,7 @@ def bn_table(n: int, d: int, reps: int) -> dict[str, float]:
 
 
 def resnet_epoch_times(reps: int) -> dict[str, float]:
-    from hgutils.ilnn_experiment import ILNNConfig
+    from hgutils.experiments.nb04_ilnn_cifar_genomics import ILNNConfig
     from hgutils.nn.resnets import resnet
 
     cfg = ILNNConfig.from_scale("medium")

@@ -4,6 +4,9 @@
 - :func:`save_figure` -- write PNG (and optionally SVG) atomically into a figures folder.
 - :func:`heatmap` -- an annotated matrix plot (similarity matrices, readout scores).
 - :func:`poincare_disk` -- draw 2D Poincaré-ball points inside the unit-radius boundary circle.
+- :func:`plot_results_bars` -- mean ± std per model (the weight-space comparisons);
+  :func:`plot_pred_vs_true` -- predictions against targets per model; :func:`plot_embedding_pca`
+  and :func:`pca_2d` -- embeddings projected on their top two principal components.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+from torch import Tensor
 
 STYLE: dict[str, object] = {
     "figure.dpi": 100,
@@ -130,3 +135,87 @@ def poincare_disk(
     ax.set_yticks([])
     ax.set_title(title)
     return ax
+
+
+def plot_embedding_pca(
+    emb: Tensor | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    title: str = "",
+    class_names: Sequence[str] | None = None,
+    ax: plt.Axes | None = None,
+) -> plt.Figure:
+    """Trajectory embeddings ``[n, D]`` on their first two principal components, coloured by class."""
+    use_style()
+    p = pca_2d(emb)
+    lab = np.asarray(labels)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.2, 4))
+    else:
+        fig = ax.figure
+    sc = ax.scatter(p[:, 0], p[:, 1], c=lab, cmap="tab10", s=10, linewidths=0)
+    if class_names is not None:
+        handles, _ = sc.legend_elements()
+        ax.legend(handles, [class_names[int(v)] for v in np.unique(lab)], fontsize=6, loc="best")
+    ax.set_xlabel("PC 1")
+    ax.set_ylabel("PC 2")
+    ax.set_title(title)
+    return fig
+
+
+def plot_pred_vs_true(preds: dict[str, tuple[np.ndarray, np.ndarray]], title: str = "", ncols: int = 4) -> plt.Figure:
+    """One scatter per model of predicted vs true test accuracy, ``preds[name] = (true, pred)``,
+    with Kendall's tau in each panel title."""
+    from scipy.stats import kendalltau
+
+    use_style()
+    if not preds:
+        raise ValueError("preds is empty: need at least one model's (true, pred)")
+    n = len(preds)
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.8 * ncols, 2.7 * nrows), squeeze=False)
+    for ax, (name, (y, p)) in zip(axes.flat, preds.items()):
+        y, p = np.asarray(y, float), np.asarray(p, float)
+        tau = kendalltau(y, p).statistic
+        ax.scatter(y, p, s=8, alpha=0.7, linewidths=0)
+        lo, hi = float(min(y.min(), p.min())), float(max(y.max(), p.max()))
+        ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
+        ax.set_title(f"{name}\nτ = {tau:.3f}", fontsize=8)
+        ax.set_xlabel("true accuracy", fontsize=8)
+        ax.set_ylabel("predicted", fontsize=8)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_results_bars(summary: pd.DataFrame, metric: str, title: str = "", higher_is_better: bool = True) -> plt.Figure:
+    """Horizontal bars of ``mean ± std`` per model from a summary table (columns ``model``,
+    ``<metric>_mean``, ``<metric>_std``; optional ``group`` for colours), sorted best first."""
+    use_style()
+    mcol, scol = f"{metric}_mean", f"{metric}_std"
+    if mcol not in summary or scol not in summary:
+        raise ValueError(f"summary must have columns {mcol!r} and {scol!r}; got {list(summary.columns)}")
+    s = summary.sort_values(mcol, ascending=not higher_is_better)
+    fig, ax = plt.subplots(figsize=(6, 0.32 * len(s) + 1.0))
+    y = np.arange(len(s))[::-1]
+    ax.barh(y, s[mcol], xerr=s[scol].fillna(0.0), color="tab:blue", alpha=0.75, capsize=2)
+    ax.set_yticks(y, s["model"] if "model" in s else s.index)
+    ax.set_xlabel(metric)
+    ax.set_title(title)
+    return fig
+
+
+def pca_2d(x: Tensor | np.ndarray) -> np.ndarray:
+    """Project rows of ``x [n, D]`` on their first two principal components (centred SVD), ``[n, 2]``."""
+    a = np.asarray(x.detach().cpu() if isinstance(x, Tensor) else x, dtype=float)
+    if a.ndim != 2 or a.shape[0] < 2:
+        raise ValueError(f"pca_2d needs [n>=2, D] rows; got shape {a.shape}")
+    a = a - a.mean(0)
+    _, _, vt = np.linalg.svd(a, full_matrices=False)
+    out = a @ vt[:2].T
+    if out.shape[1] < 2:
+        out = np.concatenate([out, np.zeros((out.shape[0], 2 - out.shape[1]))], 1)
+    return out

@@ -1,5 +1,5 @@
-"""Tests for hgutils.weightspace.figures (embedding statistics) and hgutils.weightspace.experiments
-(presets, identical splits, comparison drivers, results tables)."""
+"""Tests for hgutils.weightspace.embedding_geometry (embedding statistics), hgutils.weightspace.comparison
+(identical splits, comparison drivers, results tables) and the presets of notebooks 01-03."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hgutils.manifolds import poincare as pm
-from hgutils.weightspace.figures import (
+from hgutils.plotting import pca_2d
+from hgutils.weightspace.embedding_geometry import (
     angular_separation,
     hyperbolic_radius,
     outward_drift,
-    pca_2d,
     radial_angular_stats,
     radial_separation,
 )
@@ -159,7 +159,10 @@ def test_statistics_error_paths():
 # --------------------------------------------------------------------------------------------
 # drivers on a tiny zoo
 # --------------------------------------------------------------------------------------------
-from hgutils.weightspace import experiments as ex  # noqa: E402
+from hgutils.experiments import nb01_inr_classification as nb01  # noqa: E402
+from hgutils.experiments import nb02_sine_regression as nb02  # noqa: E402
+from hgutils.experiments import nb03_cifar_generalization as nb03  # noqa: E402
+from hgutils.weightspace import comparison as ex  # noqa: E402
 from hgutils.weightspace.training import TrainConfig  # noqa: E402
 from hgutils.weightspace.zoo import MLPSpec, Zoo  # noqa: E402
 
@@ -297,14 +300,14 @@ def test_summarize_compare_best():
         ex.summarize(t, ["test_accuracy"])
     with pytest.raises(ValueError, match="not in the summary"):
         ex.compare(s, "a", "zzz", "test_mse")
-    pt = ex.paper_table("sine_mse", s.assign(model=["GTH-GMN", "GMN", "x"]), "test_mse")
+    pt = nb02.paper_table("sine_mse", s.assign(model=["GTH-GMN", "GMN", "x"]), "test_mse")
     assert pt["model"].tolist() == ["GTH-GMN", "GMN", "DWSNet"]
     assert pt["ours (same zoo)"].tolist() == ["2.000 ± 1.000", "2.000 ± 0.000", "—"]
     with pytest.raises(ValueError, match="unknown paper task"):
-        ex.paper_table("nope")
+        nb02.paper_table("nope")
 
 
-@pytest.mark.parametrize("cls", [ex.INRClassificationConfig, ex.SineRegressionConfig, ex.GeneralizationConfig])
+@pytest.mark.parametrize("cls", [nb01.CONFIG, nb02.CONFIG, nb03.CONFIG])
 def test_presets_are_valid(cls):
     for scale in ("smoke", "medium", "paper"):
         cfg = cls.from_scale(scale)
@@ -330,27 +333,27 @@ def test_plot_helpers_draw_and_validate():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from hgutils.weightspace import figures as wf
+    from hgutils import plotting as wf
 
     g = torch.Generator().manual_seed(0)
     lab = torch.tensor([0, 0, 1, 1, 2, 2])
     z = pm.project(torch.randn(3, 6, 4, generator=g, dtype=torch.float64) * 0.4, 1.0)
     figs = [
-        wf.plot_disk_early_late(z, lab, c=1.0, steps=[0, 5, 10], layer_names=["a", "b", "c"]),
-        wf.plot_radial_angular(radial_angular_stats(z, lab), layer_names=["a", "b", "c"]),
+        nb01.plot_disk_early_late(z, lab, c=1.0, steps=[0, 5, 10], layer_names=["a", "b", "c"]),
+        nb01.plot_radial_angular(radial_angular_stats(z, lab), layer_names=["a", "b", "c"]),
         wf.plot_embedding_pca(torch.randn(10, 3, generator=g), np.arange(10) % 2),
         wf.plot_pred_vs_true({"m": (np.arange(5.0), np.arange(5.0) ** 2)}),
-        wf.plot_sine_embedding(torch.randn(8, 3, generator=g), torch.rand(8, 2, generator=g)),
+        nb02.plot_sine_embedding(torch.randn(8, 3, generator=g), torch.rand(8, 2, generator=g)),
         wf.plot_results_bars(pd.DataFrame({"model": ["a", "b"], "acc_mean": [0.5, 0.7], "acc_std": [0.1, 0.0]}), "acc"),
     ]
     assert all(isinstance(f, plt.Figure) for f in figs)
     assert "τ = 1.000" in figs[3].axes[0].get_title()  # a monotone prediction has Kendall tau 1
     plt.close("all")
     with pytest.raises(ValueError, match="one network"):
-        wf.plot_disk_early_late(z[None], lab)
+        nb01.plot_disk_early_late(z[None], lab)
     with pytest.raises(ValueError, match="empty"):
         wf.plot_pred_vs_true({})
     with pytest.raises(ValueError, match=r"\(a, b\)"):
-        wf.plot_sine_embedding(torch.randn(8, 3), torch.rand(8, 3))
+        nb02.plot_sine_embedding(torch.randn(8, 3), torch.rand(8, 3))
     with pytest.raises(ValueError, match="columns"):
         wf.plot_results_bars(pd.DataFrame({"model": ["a"]}), "acc")

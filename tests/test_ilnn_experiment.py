@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hgutils.ilnn_experiment import (
+from hgutils.experiments.nb04_ilnn_cifar_genomics import (
     GUE_TASKS,
     PAPER_CIFAR,
     PAPER_GENOMICS_MCC,

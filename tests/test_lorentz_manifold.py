@@ -35,7 +35,8 @@ def rand_tangent(gen, x, c, scale=1.0):
 
 
 def mobius_add(x, y, c):
-    """REFERENCE §3 formula, written independently of the library."""
+    """Ganea et al. (2018), Eq. 2 (Möbius addition), written independently of the library."""
+
     xy = (x * y).sum(-1, keepdim=True)
     x2 = (x * x).sum(-1, keepdim=True)
     y2 = (y * y).sum(-1, keepdim=True)

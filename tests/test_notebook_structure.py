@@ -1,4 +1,4 @@
-"""Every numbered notebook follows the companion's cell layout (README, "Notebook cell layout")."""
+"""Every notebook follows the companion's cell layout (README, "Notebook cell layout"), the template included."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import nbformat
 import pytest
 from papermill.translators import PythonTranslator
 
-from hgutils.runner import numbered_notebooks
+from hgutils.repro import REPO_ROOT
 
-BOOKS = numbered_notebooks()
+#: every ``NN_name.ipynb`` in notebooks/, the template ``00_template`` included (discovered, not counted)
+BOOKS = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REQUIRED = ("scale", "seed", "device", "data_dir", "results_dir", "figures_dir")
 
 
@@ -27,8 +28,17 @@ def _src(cell: dict) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
-def test_there_are_six_numbered_notebooks():
-    assert [p.name[:2] for p in BOOKS] == ["01", "02", "03", "04", "05", "06"]
+def test_notebooks_are_numbered_uniquely_and_have_a_driver_module():
+    import importlib
+
+    numbers = [p.name[:2] for p in BOOKS]
+    assert "00" in numbers and len(numbers) > 1, "the template and at least one notebook"
+    assert len(set(numbers)) == len(numbers), f"two notebooks share a number: {numbers}"
+    for p in BOOKS:
+        mod = importlib.import_module(f"hgutils.experiments.nb{p.stem}")
+        assert hasattr(mod, "CONFIG"), f"hgutils.experiments.nb{p.stem} must expose CONFIG (its Preset)"
+        src = "".join("".join(c["source"]) for c in _code(_load(p)))
+        assert f"nb{p.stem}" in src, f"{p.name} must import its own driver module hgutils.experiments.nb{p.stem}"
 
 
 @pytest.mark.parametrize("path", BOOKS, ids=lambda p: p.stem)

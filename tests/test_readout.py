@@ -153,7 +153,7 @@ def test_bad_inputs():
 
 def test_experiment_pipeline_tiny():
     """The notebook's pipeline end to end at toy size: stacked training, tables, hierarchy, metrics."""
-    from hgutils.symmetry.experiment import (
+    from hgutils.experiments.nb06_pe_symmetry_readout import (
         SymmetryReadoutConfig,
         claim_metrics,
         hierarchy_check,

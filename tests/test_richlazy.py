@@ -1,4 +1,4 @@
-"""Tests for the rich-vs-lazy experiment helpers of notebook 05 (hgutils.similarity.richlazy)."""
+"""Tests for the rich-vs-lazy experiment helpers of notebook 05 (hgutils.experiments.nb05_msa_rich_vs_lazy and the library pieces it uses)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,21 @@ import numpy as np
 import pytest
 import torch
 
-from hgutils.similarity import msa, procrustes_similarity, pullback_metric
-from hgutils.similarity.richlazy import (
+from hgutils.data import ring_blobs, square_grid, swiss_roll, unrolled_plane
+from hgutils.experiments.nb05_msa_rich_vs_lazy import (
     RichLazyConfig,
-    grid_points,
     hidden_stack,
     hierarchy_score,
-    kernel_alignment,
-    relative_weight_change,
-    ring_blobs,
-    split_auc,
-    swiss_roll,
     train_cell,
     tree_distance,
-    unrolled_plane,
+)
+from hgutils.similarity import (
+    kernel_alignment,
+    msa,
+    procrustes_similarity,
+    pullback_metric,
+    relative_weight_change,
+    split_auc,
 )
 
 torch.set_num_threads(1)
@@ -89,6 +90,6 @@ def test_regime_checks_on_tiny_training_runs():
         train_cell(2, "medium", [0], cfg, X, y)
 
 
-def test_grid_points():
-    g = grid_points(4, 1.5)
+def test_square_grid():
+    g = square_grid(4, 1.5)
     assert g.shape == (16, 2) and g.min() == -1.5 and g.max() == 1.5

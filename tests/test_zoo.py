@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-import hgutils.weightspace.zoo as zoo_mod
+import hgutils.weightspace.zoo.inr as zoo_mod
 from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
 from hgutils.weightspace.zoo import (
     MLPSpec,

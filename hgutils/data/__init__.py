@@ -11,6 +11,8 @@ Public API::
   :class:`SequenceData`.
 - :func:`one_hot_dna` -- ``[N, 5, L]`` one-hot over ``A, C, G, T, N``.
 - :func:`hierarchical_sequences` -- synthetic clades -> families -> genes -> variants.
+- :func:`ring_blobs`, :func:`square_grid`, :func:`swiss_roll`, :func:`unrolled_plane` -- small point
+  sets and surfaces (:mod:`hgutils.data.points`).
 
 Every loader searches ``data_dir``, then ``$HGUTILS_DATA``, then packaged copies, then (only with
 ``download=True``) downloads over HTTPS with a pinned sha256, and otherwise raises
@@ -18,6 +20,7 @@ Every loader searches ``data_dir``, then ``$HGUTILS_DATA``, then packaged copies
 """
 
 from hgutils.data.images import ImageData, load_images, read_idx
+from hgutils.data.points import ring_blobs, square_grid, swiss_roll, unrolled_plane
 from hgutils.data.resolve import DataNotFoundError, stratified_order, stratified_split
 from hgutils.data.sequences import SequenceData, load_sequences, one_hot_dna
 from hgutils.data.synthetic import hierarchical_sequences
@@ -31,6 +34,10 @@ __all__ = [
     "load_sequences",
     "one_hot_dna",
     "read_idx",
+    "ring_blobs",
+    "square_grid",
     "stratified_order",
     "stratified_split",
+    "swiss_roll",
+    "unrolled_plane",
 ]

@@ -11,7 +11,8 @@ batch shape (no trailing singleton). Numerical guards come from :mod:`hgutils.ma
 ``asinh`` forms are used instead of ``arcosh`` wherever a quantity near the origin is needed, so
 float32 stays accurate for small distances and finite for times up to 1e4.
 
-Gyro-structure (REFERENCE §2): Möbius addition carried through the isometry
+Gyro-structure (ILNN, arXiv:2602.23981, §3): Möbius addition carried through the isometry
+
 :func:`to_poincare`. Its closed form on the hyperboloid is the pure Lorentz boost taking the
 origin to ``x`` applied to ``y`` (because :math:`p \oplus q = \exp_p(PT_{0\to p}(\log_0 q))`):
 
@@ -135,8 +136,9 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     as :math:`d = 2\sqrt{k}\,\operatorname{arsinh}(\sqrt{q}/(2\sqrt{k}))`, which is exact for
     nearby points where ``arcosh`` near 1 loses half the digits. ``q`` is floored at 1e-30.
     ``q`` is computed as :math:`\sum_i \delta_i^2 - 2\delta_t^2` (:math:`\delta = x - y`), one
-    full-width square instead of two sliced products: measured 1.33x -> ~0.9x geoopt's time
-    (``benchmarks/manifolds.py``).
+    full-width square instead of two sliced products (about geoopt's speed in
+    ``benchmarks/manifolds.py``).
+
     """
     _check_same_dim(x, y)
     sk = _sqrt_k(c)

@@ -2,8 +2,10 @@ r"""Poincaré ball and Klein model of hyperbolic space with curvature :math:`-c`
 
 The ball is :math:`\mathbb{D}^n_c = \{x \in \mathbb{R}^n : c\|x\|^2 < 1\}` (radius :math:`1/\sqrt{c}`)
 with conformal factor :math:`\lambda_x = 2/(1 - c\|x\|^2)`; geoopt's ``PoincareBall(c)`` uses the
-same ``c`` (its stereographic math uses :math:`\kappa = -c`). Formulas: REFERENCE §3, Ganea et al.
-(2018) "Hyperbolic neural networks", Ungar (2005/2010) for the Einstein/Möbius midpoints.
+same ``c`` (its stereographic math uses :math:`\kappa = -c`). Formulas: Ganea, Bécigneul & Hofmann
+(2018), "Hyperbolic Neural Networks" (arXiv:1805.09112); Ungar (2005/2010) for the Einstein/Möbius
+midpoints.
+
 
 Conventions
 -----------
@@ -22,13 +24,13 @@ Conventions
 
 Implementation choice (geoopt or our own)
 -----------------------------------------
-Every operation geoopt also has was measured against it (``benchmarks/manifolds.py``: batch
-4096 x 64, float32, forward+backward, one thread, process CPU time) and is written here because
-ours measured faster; the ratio is written next to each. Most fold every per-point scalar into
+Every operation geoopt also has is measured against it by ``benchmarks/manifolds.py`` (forward +
+backward, float32, one thread) and is written here only because ours measured faster there (the
+benchmark prints the ratios; the README quotes them). Most fold every per-point scalar into
 *one* coefficient on the ``[..., 1]`` norms before touching the ``[..., n]`` tensor, which saves
 full-width multiplications and divisions in the forward and the backward pass. ``lambda_x`` and
 ``transp0`` are the same expressions as geoopt's, but geoopt's TorchScript entry point measured
-~10% slower than the plain eager expression (a thin wrapper around geoopt measured 1.0-1.26x).
+slower than the plain eager expression.
 geoopt remains the independent reference in ``tests/test_poincare.py`` (agreement to 1e-10 in
 float64).
 
@@ -171,8 +173,7 @@ def lambda_x(x: torch.Tensor, c: Curv = 1.0, keepdim: bool = False, validate: bo
     r"""Conformal factor :math:`\lambda_x = 2 / (1 - c\|x\|^2)` (denominator floored by ``clamp_pos``).
 
     Own two-kernel expression rather than a wrapper of geoopt's identical ``lambda_x``: geoopt's
-    TorchScript call measured slower (benchmarks/manifolds.py setting, 300 shuffled calls: p10
-    1.35 vs 1.23 ms, median 1.66 vs 1.50 ms; a wrapper around it measured 1.0-1.26x geoopt).
+    TorchScript call measured slower (``benchmarks/manifolds.py``).
     """
     _check_vec("x", x)
     ck, _ = _curv(c, x)
@@ -187,8 +188,7 @@ def transp0(y: torch.Tensor, v: torch.Tensor, c: Curv = 1.0, validate: bool = Fa
     :math:`PT_{0\to y}(v) = \frac{\lambda_0}{\lambda_y} v = (1 - c\|y\|^2)\, v`.
 
     Own expression rather than a wrapper of geoopt's identical ``parallel_transport0``: geoopt's
-    TorchScript call measured slower (300 shuffled calls: p10 2.48 vs 2.24 ms, median 3.29 vs
-    2.75 ms).
+    TorchScript call measured slower (``benchmarks/manifolds.py``).
     """
     _check_pair("y", y, "v", v)
     ck, _ = _curv(c, y, v)
@@ -203,8 +203,8 @@ def project(x: torch.Tensor, c: Curv = 1.0, eps: float | None = None) -> torch.T
     (4e-3 float32, 1e-5 float64) unless given.
 
     Same result as geoopt's ``project``; written here as one multiplication by a clamped factor
-    instead of geoopt's divide, multiply and ``where`` (fewer full-width kernels); measured
-    0.47-0.57x geoopt's time.
+    instead of geoopt's divide, multiply and ``where`` (fewer full-width kernels); faster than geoopt in
+    ``benchmarks/manifolds.py``.
     """
     _check_vec("x", x)
     _, sc = _curv(c, x)
@@ -237,8 +237,8 @@ def mobius_add(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool =
     ``numerics.clamp_pos``) and whose numerator does not cancel when :math:`y \approx -x` (e.g.
     centring points near their mean, :math:`(-\mu) \oplus x`): float32 keeps ~1e-6 relative
     accuracy there where the textbook form (and geoopt) loses all digits near the boundary.
-    Own implementation; the division is folded into two ``[..., 1]`` coefficients. Measured
-    0.82-0.90x geoopt's time.
+    Own implementation; the division is folded into two ``[..., 1]`` coefficients. Faster than geoopt in
+    ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "y", y)
     ck, _ = _curv(c, x, y)
@@ -275,8 +275,8 @@ def mobius_scalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0, valid
 
     ``r`` is a number or a tensor broadcastable to the batch shape. ``0 (x) x = 0`` and
     ``r (x) 0 = 0`` (norms floored with ``clamp_min_norm``). Own implementation: one full-width
-    multiplication by a ``[..., 1]`` coefficient (geoopt: divide by the norm, then multiply);
-    measured 0.47-0.66x geoopt's time.
+    multiplication by a ``[..., 1]`` coefficient (geoopt: divide by the norm, then multiply); faster than
+    geoopt in ``benchmarks/manifolds.py``.
     """
     _check_vec("x", x)
     ck, sc = _curv(c, x)
@@ -295,7 +295,7 @@ def mobius_matvec(W: torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: boo
 
     ``W`` is ``[m, n]`` (or batched ``[..., m, n]``, broadcast against ``x``'s batch); ``x`` is
     ``[..., n]``; the result is ``[..., m]``. Own implementation (one coefficient multiplication
-    instead of geoopt's divide + multiply + ``where``); measured 0.60-0.67x geoopt's time.
+    instead of geoopt's divide + multiply + ``where``); faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_vec("x", x)
     if not isinstance(W, torch.Tensor) or W.dim() < 2 or W.shape[-1] != x.shape[-1]:
@@ -319,8 +319,8 @@ def mobius_matvec(W: torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: boo
 def expmap0(u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     r"""Exponential map at the origin :math:`\exp_0(u) = \tanh(\sqrt c\|u\|)\,\frac{u}{\sqrt c\|u\|}`.
 
-    Own implementation: one full-width multiplication (geoopt: divide, then multiply); measured
-    0.57-0.66x geoopt's time.
+    Own implementation: one full-width multiplication (geoopt: divide, then multiply); faster than geoopt in
+    ``benchmarks/manifolds.py``.
     """
     _check_vec("u", u)
     _, sc = _curv(c, u)
@@ -332,7 +332,7 @@ def logmap0(y: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Ten
     r"""Logarithmic map at the origin :math:`\log_0(y) = \operatorname{artanh}(\sqrt c\|y\|)\,
     \frac{y}{\sqrt c\|y\|}` (artanh input clamped below 1 by ``numerics.artanh``).
 
-    Own implementation (one coefficient multiplication); measured 0.61-0.66x geoopt's time.
+    Own implementation (one coefficient multiplication); faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_vec("y", y)
     _, sc = _curv(c, y)
@@ -351,7 +351,7 @@ def expmap(x: torch.Tensor, u: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     Own implementation: with :math:`v = f u` the step, the Möbius addition is evaluated in the
     cancellation-free form of :func:`mobius_add` (:math:`s = x + v`), using
     :math:`\|v\|^2 = \tanh^2(\cdot)/c` from ``[..., 1]`` scalars; accurate in float32 also when the
-    step lands near the origin. Measured 0.57-0.70x geoopt's time.
+    step lands near the origin. Faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "u", u)
     ck, sc = _curv(c, x, u)
@@ -375,7 +375,7 @@ def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     Own implementation: ``w`` from the cancellation-free Möbius subtraction
     :math:`w = ((1-c\|x\|^2)\delta - c\|\delta\|^2 x) / ((1-c\|x\|^2)(1-c\|y\|^2) + c\|\delta\|^2)`,
     :math:`\delta = y - x` (float32 stays accurate for nearby points near the boundary), then one
-    scaling; measured 0.57-0.66x geoopt's time.
+    scaling; faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c, x, y)
@@ -396,8 +396,8 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = False
                 {\sqrt{(1-c\|x\|^2)(1-c\|y\|^2)}}\Big).
 
     The second (equal) form is evaluated: it needs no Möbius addition (fewer full-width kernels)
-    and has no cancellation for nearby points, where the artanh form loses digits. Measured
-    0.37-0.47x geoopt's time.
+    and has no cancellation for nearby points, where the artanh form loses digits. Faster than geoopt in
+    ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "y", y)
     ck, sc = _curv(c, x, y)
@@ -452,8 +452,8 @@ def einstein_midpoint(
     \sum\nu_i(\lambda_i - 1)`, which never forms :math:`1 - c\|k_i\|^2` (that cancels to 0 in
     float32 near the boundary). This equals the Möbius gyromidpoint
     :math:`\tfrac12 \otimes (\sum \nu_i\lambda_i p_i / \sum \nu_i(\lambda_i-1))` and geoopt's
-    ``weighted_midpoint`` (which this is faster than: measured 0.66-0.74x its time for
-    ``[256, 16, 64]``; geoopt also adds 1e-10 to the denominator and checks antipodes).
+    ``weighted_midpoint`` (which this is faster than in ``benchmarks/manifolds.py``; geoopt also
+    adds 1e-10 to the denominator and checks antipodes).
 
     Parameters
     ----------
@@ -589,7 +589,7 @@ def dist2plane(
 
     signed (positive on the side ``a`` points to) or, with ``signed=False``, its absolute value.
     Returned with the broadcast batch shape. Own implementation (``w`` as in :func:`logmap`);
-    measured 0.72-0.88x geoopt's ``dist2plane`` time.
+    faster than geoopt's ``dist2plane`` in ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "p", p)
     _check_pair("x", x, "a", a)
@@ -612,8 +612,9 @@ def affine(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor, c: Curv = 1.0, val
               = (W \otimes_c x) \oplus_c \exp_0(b),
 
     with ``W`` ``[m, n]``, ``x`` ``[..., n]``, bias ``b`` ``[..., m]`` a tangent vector at the
-    origin. The second (equal) form is evaluated (0.63-0.74x the time of the same composition
-    of geoopt ops).
+    origin. The second (equal) form is evaluated (faster than the same composition of geoopt ops
+    in ``benchmarks/manifolds.py``).
+
     """
     _check_vec("b", b)
     h = mobius_matvec(W, x, c, validate=validate)

@@ -1,4 +1,5 @@
-r"""Genomic sequence CNNs (ILNN genomics setting, REFERENCE §2) in Euclidean, HCNN and ILNN flavours.
+r"""Genomic sequence CNNs (ILNN genomics setting, arXiv:2602.23981 §5) in Euclidean, HCNN and ILNN flavours.
+
 
 Input: one-hot ACGTN ``[B, 5, L]`` (:func:`hgutils.data.one_hot_dna`). Trunk: ``n_blocks`` conv
 blocks (``channels`` = 32, kernel 9, same padding) each conv → bn → ReLU → 2x average pooling

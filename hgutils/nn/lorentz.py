@@ -1,4 +1,4 @@
-r"""ILNN layers: intrinsic Lorentz neural-network components (arXiv 2602.23981, REFERENCE §2).
+r"""ILNN layers: intrinsic Lorentz neural-network components (ILNN, ICLR 2026, arXiv:2602.23981, §4).
 
 Every module takes and returns ambient Lorentz vectors ``[..., n+1]`` (time first) on the
 hyperboloid :math:`\langle x,x\rangle_L = -1/c`; feature counts name *space* dimensions. Image
@@ -100,7 +100,7 @@ def log_radius_concat(blocks: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     Space: :math:`(x_{1,s}, \dots, x_{N,s}) / s` with :func:`log_radius_scale`; time
     :math:`t = \sqrt{k + s^{-2}\sum_i (t_i^2 - k)}` (recomputed from space, so padded origin
     blocks contribute nothing). The ILNN reference code is reported to *multiply* by ``s``
-    (REFERENCE §2, unconfirmed); dividing is the direction that keeps the expected log radius.
+    (unconfirmed from the paper's text); dividing is the direction that keeps the expected log radius.
     """
     if blocks.dim() < 2 or blocks.shape[-1] < 2:
         raise ValueError(f"blocks must be [..., N, d+1]; got {tuple(blocks.shape)}")
@@ -158,7 +158,8 @@ class PLFC(nn.Module):
     then :func:`plfc_from_logits` (sinh map, time, gyro-bias :math:`\oplus \exp_o(0, b)`).
     Init (reference code): :math:`z \sim N(0, \text{init\_std}^2)` (0.02), :math:`a = 0`, :math:`b = 0`;
     ``init_std=None`` uses the fan-in scale :math:`1/\sqrt{\text{in}}` (what the CPU-budget models use:
-    with 0.02 the logits start ~50x smaller than a Linear layer's and short runs barely move).
+    with 0.02 the logits start much smaller than a Linear layer's).
+
     Logits are clamped to ``|v| <= v_clamp`` (10, reference code): beyond it PLFC saturates.
     ``validate=True`` checks that inputs lie on the hyperboloid (``ValueError`` otherwise).
 

@@ -1,6 +1,8 @@
-r"""Baseline hyperbolic layers for the ILNN comparison (REFERENCE §2).
+r"""Baseline hyperbolic layers for the ILNN comparison (ILNN, arXiv:2602.23981, §5).
 
-* HCNN-style (Bdeir et al., "Fully hyperbolic CNNs"): :class:`LorentzFC` (a linear map over the
+* HCNN-style (Bdeir, Schwethelm & Landwehr 2024, "Fully Hyperbolic Convolutional Neural Networks
+  for Computer Vision", arXiv:2303.15919): :class:`LorentzFC` (a linear map over the
+
   full ambient vector, time recomputed), :class:`LorentzConv2dHCNN` / :class:`LorentzConv1dHCNN`
   (direct patch concatenation :math:`t = \sqrt{\sum t_i^2 - (N-1)k}` + LorentzFC) and
   :class:`LorentzBN` (centroid, tangent space at the centroid, transport to the origin, divide by

@@ -16,11 +16,12 @@ r"""Training and evaluation for the ILNN comparison: recipes, augmentation, loop
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import os
-import time
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 
 import geoopt
 import numpy as np
@@ -28,7 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hgutils.repro import load_checked, progress, save_checked
+from hgutils.repro import config_hash
+from hgutils.train import Budget, TrainTask, train
 
 __all__ = [
     "Recipe",
@@ -41,6 +43,7 @@ __all__ = [
     "History",
     "train_classifier",
     "recalibrate_bn",
+    "ClassifierTask",
 ]
 
 log = logging.getLogger(__name__)
@@ -212,9 +215,119 @@ class History:
     test_mcc: list[float] = field(default_factory=list)
     epoch_time: list[float] = field(default_factory=list)  # seconds of training per epoch (wall clock)
     nonfinite_steps: int = 0  # steps skipped for a non-finite loss
+    probe_before: dict = field(default_factory=dict)  # training loss/accuracy before the first step
+    probe_after: dict = field(default_factory=dict)  # ... and after the last (the learnability check)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+class ClassifierTask(TrainTask):
+    """An image or sequence classifier under a :class:`Recipe`, for :func:`hgutils.train.train`.
+
+    One epoch = minibatches from a permutation seeded by ``seed`` (a ``torch.Generator``, also used
+    for augmentation); one step = cross-entropy, backward, the recipe's optimiser (a step with a
+    non-finite loss is skipped and counted); after each epoch the scheduler steps, the batch-norm
+    statistics are re-estimated on ``bn_recalibration`` training batches (:func:`recalibrate_bn`;
+    0 disables), and the held-out split is evaluated (accuracy and MCC, reported as ``test_*``: the
+    paper's protocol reports the test accuracy of the final epoch, no early stopping).
+    """
+
+    eval_prefix = "test_"
+
+    def __init__(
+        self,
+        model: nn.Module,
+        x_train: torch.Tensor,
+        y_train: torch.Tensor,
+        x_test: torch.Tensor,
+        y_test: torch.Tensor,
+        recipe: Recipe,
+        *,
+        augment: bool = False,
+        seed: int = 0,
+        device: str = "cpu",
+        eval_batch_size: int = 256,
+        bn_recalibration: int = 10,
+    ) -> None:
+        if len(x_train) != len(y_train) or len(x_test) != len(y_test):
+            raise ValueError("inputs and labels must have the same length")
+        self.model, self.recipe, self.augment, self.device = model, recipe, augment, device
+        self.x_train, self.y_train, self.x_test, self.y_test = x_train, y_train, x_test, y_test
+        self.eval_batch_size, self.bn_recalibration = eval_batch_size, bn_recalibration
+        self.gen = torch.Generator().manual_seed(seed)
+        model.to(device)
+        self.opt = make_optimizer(model, recipe)
+        self.sched = torch.optim.lr_scheduler.MultiStepLR(self.opt, list(recipe.milestones), recipe.gamma)
+        n, bs = len(y_train), recipe.batch_size
+        self.steps_per_epoch = sum(1 for i in range(0, n, bs) if min(bs, n - i) >= 2)
+        self.nonfinite_steps = 0
+
+    def batches(self, epoch: int) -> Iterable[torch.Tensor]:
+        self.model.train()
+        n, bs = len(self.y_train), self.recipe.batch_size
+        perm = torch.randperm(n, generator=self.gen)
+        for i in range(0, n, bs):
+            idx = perm[i : i + bs]
+            if len(idx) >= 2:
+                yield idx
+
+    def step(self, idx: torch.Tensor, progress: float) -> dict[str, float]:
+        xb = self.x_train[idx]
+        if self.augment:
+            xb = random_crop_flip(xb, generator=self.gen)
+        xb, yb = xb.to(self.device), self.y_train[idx].to(self.device)
+        out = self.model(xb)
+        loss = F.cross_entropy(out, yb)
+        self.opt.zero_grad(set_to_none=True)
+        if not torch.isfinite(loss):
+            self.nonfinite_steps += 1
+            return {}
+        loss.backward()
+        self.opt.step()
+        return {
+            "loss_sum": float(loss.detach()) * len(idx),
+            "correct": int((out.argmax(-1) == yb).sum()),
+            "seen": len(idx),
+        }
+
+    def end_epoch(self, epoch: int, sums: dict[str, float], n_steps: int) -> dict[str, float]:
+        self.sched.step()
+        recalibrate_bn(self.model, self.x_train, self.recipe.batch_size, self.bn_recalibration, self.gen, self.device)
+        seen = max(sums.get("seen", 0), 1)
+        return {"train_loss": sums.get("loss_sum", 0.0) / seen, "train_acc": sums.get("correct", 0) / seen}
+
+    def evaluate(self) -> dict[str, float]:
+        acc, _, pred = evaluate(self.model, self.x_test, self.y_test, self.eval_batch_size, self.device)
+        return {"acc": acc, "mcc": mcc(self.y_test, pred)}
+
+    def probe(self, size: int = 512) -> dict[str, float]:
+        """Cross-entropy and accuracy on the first ``size`` training examples (no augmentation), in
+        eval mode with batch-norm statistics re-estimated on them (a private generator, and the model's
+        state restored afterwards: the run itself is untouched)."""
+        x, y = self.x_train[:size], self.y_train[:size]
+        saved = copy.deepcopy(self.model.state_dict())
+        bs, n_bn = self.recipe.batch_size, max(self.bn_recalibration, 1)
+        recalibrate_bn(self.model, x, bs, n_bn, torch.Generator().manual_seed(0), self.device)
+        acc, loss, _ = evaluate(self.model, x, y, self.eval_batch_size, self.device)
+        self.model.load_state_dict(saved)
+        return {"loss": loss, "accuracy": acc}
+
+    def state_dict(self) -> dict:
+        return {
+            "model": self.model.state_dict(),
+            "opt": self.opt.state_dict(),
+            "sched": self.sched.state_dict(),
+            "gen": self.gen.get_state(),
+            "nonfinite": self.nonfinite_steps,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.sched.load_state_dict(state["sched"])
+        self.gen.set_state(state["gen"])
+        self.nonfinite_steps = state["nonfinite"]
 
 
 def train_classifier(
@@ -233,77 +346,36 @@ def train_classifier(
     eval_batch_size: int = 256,
     bn_recalibration: int = 10,
 ) -> History:
-    """Train ``model`` with ``recipe`` and evaluate on the test split after every epoch.
+    """Train ``model`` with ``recipe`` as a :class:`ClassifierTask` through :func:`hgutils.train.train`.
 
-    Minibatches are drawn from a permutation seeded by ``seed`` (a ``torch.Generator``, also used for
-    augmentation), so runs are reproducible. Steps with a non-finite loss are skipped and counted in
-    ``History.nonfinite_steps``. Before each evaluation the batch-norm statistics are re-estimated on
-    ``bn_recalibration`` training batches (:func:`recalibrate_bn`; 0 disables). With ``checkpoint``,
-    model/optimiser/scheduler/generator state and the history are saved after each epoch (atomic,
-    checksummed) and a rerun resumes from the last epoch.
+    Runs are reproducible (one seeded generator for batches and augmentation). With ``checkpoint``,
+    the state is saved after each epoch (atomic, checksummed) and a rerun resumes from the last epoch.
+    Returns the per-epoch :class:`History`.
     """
-    if len(x_train) != len(y_train) or len(x_test) != len(y_test):
-        raise ValueError("inputs and labels must have the same length")
-    gen = torch.Generator().manual_seed(seed)
-    model.to(device)
-    opt = make_optimizer(model, recipe)
-    sched = torch.optim.lr_scheduler.MultiStepLR(opt, list(recipe.milestones), recipe.gamma)
-    hist, start = History(), 0
-    if checkpoint is not None and os.path.exists(checkpoint):
-        try:
-            st = load_checked(checkpoint)
-            model.load_state_dict(st["model"])
-            opt.load_state_dict(st["opt"])
-            sched.load_state_dict(st["sched"])
-            gen.set_state(st["gen"])
-            hist, start = History(**st["hist"]), st["epoch"]
-            log.info("resumed %s from epoch %d", checkpoint, start)
-        except Exception as err:  # corrupt or incompatible checkpoint: start over
-            log.warning("ignoring checkpoint %s (%s)", checkpoint, err)
-    n = len(y_train)
-    for epoch in progress(range(start, recipe.epochs), desc=desc):
-        model.train()
-        t0 = time.perf_counter()
-        perm = torch.randperm(n, generator=gen)
-        tot, correct, seen = 0.0, 0, 0
-        for i in range(0, n, recipe.batch_size):
-            idx = perm[i : i + recipe.batch_size]
-            if len(idx) < 2:
-                continue
-            xb = x_train[idx]
-            if augment:
-                xb = random_crop_flip(xb, generator=gen)
-            xb, yb = xb.to(device), y_train[idx].to(device)
-            out = model(xb)
-            loss = F.cross_entropy(out, yb)
-            if not torch.isfinite(loss):
-                hist.nonfinite_steps += 1
-                opt.zero_grad(set_to_none=True)
-                continue
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            tot += float(loss.detach()) * len(idx)
-            correct += int((out.argmax(-1) == yb).sum())
-            seen += len(idx)
-        sched.step()
-        hist.epoch_time.append(time.perf_counter() - t0)
-        recalibrate_bn(model, x_train, recipe.batch_size, bn_recalibration, gen, device)
-        hist.train_loss.append(tot / max(seen, 1))
-        hist.train_acc.append(correct / max(seen, 1))
-        acc, _, pred = evaluate(model, x_test, y_test, eval_batch_size, device)
-        hist.test_acc.append(acc)
-        hist.test_mcc.append(mcc(y_test, pred))
-        if checkpoint is not None:
-            save_checked(
-                checkpoint,
-                {
-                    "model": model.state_dict(),
-                    "opt": opt.state_dict(),
-                    "sched": sched.state_dict(),
-                    "gen": gen.get_state(),
-                    "hist": hist.to_dict(),
-                    "epoch": epoch + 1,
-                },
-            )
-    return hist
+    task = ClassifierTask(
+        model,
+        x_train,
+        y_train,
+        x_test,
+        y_test,
+        recipe,
+        augment=augment,
+        seed=seed,
+        device=device,
+        eval_batch_size=eval_batch_size,
+        bn_recalibration=bn_recalibration,
+    )
+    key = config_hash(
+        {"recipe": asdict(recipe), "model": type(model).__name__, "n": len(y_train), "augment": augment, "seed": seed}
+    )
+    tl = train(task, Budget(epochs=recipe.epochs), checkpoint=checkpoint, key=key, desc=desc)
+    return History(
+        train_loss=tl.curve("train_loss"),
+        train_acc=tl.curve("train_acc"),
+        test_acc=tl.curve("test_acc"),
+        test_mcc=tl.curve("test_mcc"),
+        epoch_time=list(tl.train_seconds),
+        nonfinite_steps=task.nonfinite_steps,
+        probe_before=tl.initial,
+        probe_after=tl.final,
+    )

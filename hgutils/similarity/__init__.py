@@ -4,9 +4,9 @@ Intrinsic (MSA, arXiv 2603.28764): :func:`pullback_metric`, :func:`spectral_rati
 :func:`msa_matrix` (distances in [0, 1], 0 = same intrinsic geometry).
 Extrinsic baselines, ``(X, Y) -> similarity in [0, 1]``: :func:`linear_cka`, :func:`cca_similarity`,
 :func:`svcca`, :func:`rsa`, :func:`procrustes_similarity` (+ ``*_matrix`` all-pairs helpers).
-The rich-vs-lazy experiment of notebook 05 lives in :mod:`hgutils.similarity.richlazy`; its public
-names are importable from here too (loaded lazily, so that importing the metrics does not import
-matplotlib).
+Regime diagnostics (:mod:`~hgutils.similarity.regimes`): :func:`relative_weight_change`,
+:func:`kernel_alignment`, :func:`label_alignment`. Scoring a similarity matrix against known groups
+(:mod:`~hgutils.similarity.scoring`): :func:`split_auc`, :func:`mean_between`.
 """
 
 from hgutils.similarity.baselines import (
@@ -41,6 +41,8 @@ from hgutils.similarity.pullback import (
     pullback_jacobian,
     pullback_metric,
 )
+from hgutils.similarity.regimes import kernel_alignment, label_alignment, relative_weight_change
+from hgutils.similarity.scoring import mean_between, split_auc
 
 __all__ = [
     "DEFAULT_EPS",
@@ -69,43 +71,9 @@ __all__ = [
     "spectral_ratio",
     "svcca",
     "svcca_matrix",
-]
-
-_RICHLAZY = (
-    "REGIMES",
-    "MEASURES",
-    "SWEEP_VERSION",
-    "RichLazyConfig",
-    "ring_blobs",
-    "grid_points",
-    "swiss_roll",
-    "unrolled_plane",
-    "cell_seeds",
-    "train_cell",
-    "relative_weight_change",
-    "hidden_kernel",
     "kernel_alignment",
     "label_alignment",
-    "hidden_stack",
-    "run_sweep",
-    "task_samples",
-    "similarity_matrices",
-    "tree_distance",
-    "hierarchy_score",
-    "split_auc",
     "mean_between",
-    "model_labels",
-    "plot_similarity_panels",
-    "plot_hidden_pca",
-    "plot_swiss_roll",
-    "plot_metric_field",
-)
-__all__ += list(_RICHLAZY)
-
-
-def __getattr__(name: str):
-    if name in _RICHLAZY:
-        from hgutils.similarity import richlazy
-
-        return getattr(richlazy, name)
-    raise AttributeError(f"module 'hgutils.similarity' has no attribute {name!r}")
+    "relative_weight_change",
+    "split_auc",
+]

@@ -4,7 +4,9 @@ Every measure is ``measure(X, Y, **options) -> float`` with ``X: [n, p]``, ``Y: 
 of two systems to the *same* ``n`` samples (features may differ), and returns a **similarity in
 [0, 1]** (1 = identical up to the measure's invariances). ``*_matrix(reps)`` computes all pairs of a
 list of representations. Inputs are validated once at the top (NumPy arrays or torch tensors; computed
-in float64). Definitions follow REFERENCE.md §4:
+in float64). Definitions (Kornblith et al. 2019, arXiv:1905.00414; Raghu et al. 2017, arXiv:1706.05806;
+Kriegeskorte et al. 2008; Williams et al. 2021, arXiv:2110.14739):
+
 
 ================  ===========================================================  ==========================
 measure           formula (X, Y column-centred)                                 invariant to

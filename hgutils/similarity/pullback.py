@@ -20,8 +20,9 @@ Jacobian mode: ``jacfwd`` costs ``m`` JVPs per point and ``jacrev`` costs ``D`` 
 ``mode="rows"`` is faster still for maps that act row by row on a batch (every MLP / pointwise
 network, *not* batch-norm in training mode): ``m`` JVPs of the whole batch, ``torch.func.jvp(f,
 (points,), (e_k,))``, give all Jacobian columns at once. :func:`mlp_pullback_metrics` uses it for
-stacked zoos (measured 30x faster than ``vmap`` there, whose batching rule for the stacked matmul
-is slow). ``benchmarks/similarity.py`` measures the modes against a per-point loop.
+stacked zoos (faster than ``vmap`` there, whose batching rule for the stacked matmul is slow).
+``benchmarks/similarity.py`` measures the modes against a per-point loop.
+
 """
 
 from __future__ import annotations

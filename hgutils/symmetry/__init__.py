@@ -7,7 +7,6 @@
   :math:`\\varphi(gx) = \\rho(g)\\varphi(x)` and ``liftable_set``.
 - :mod:`~hgutils.symmetry.shapes` -- exact 2D SDFs with their true symmetry groups and samplers.
 - :mod:`~hgutils.symmetry.readout` -- prefix-Gram observations, readout scores, functional score.
-- :mod:`~hgutils.symmetry.experiment` -- the notebook's preset, training grid, tables and plots.
 """
 
 from hgutils.symmetry.encodings import (

@@ -17,7 +17,8 @@ Edges in parameter order (the order of :func:`hgutils.weightspace.stacked.train_
 layout): for each layer ``l``, ``W_l[i, j]`` is the edge ``(o_l + j) -> (o_{l+1} + i)`` (row-major over
 ``(i, j)``), then ``b_l[i]`` is the edge ``bias_l -> (o_{l+1} + i)``.
 
-:class:`TemporalParamGraph` (GTH-GMN, paper §method; REFERENCE §1):
+:class:`TemporalParamGraph` (GTH-GMN paper, OpenReview Xq64xkQCak, §method):
+
 
 - *Symmetrisation*: the paper averages anti-parallel directed pairs and fills a missing direction
   with 0. In an MLP no pair has both directions, so every parameter ``w`` becomes the two directed

@@ -28,13 +28,13 @@ each network alone (tested to 1e-4 relative after 100 steps).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from hgutils.repro import progress
+from hgutils.train import Budget, TrainTask, train
 
 __all__ = [
     "ACTIVATIONS",
@@ -451,128 +451,194 @@ def train_stacked(
     snapshot_dtype
         Storage dtype of the snapshots (e.g. ``torch.float16``); default the parameter dtype.
     """
-    N = _check_stacked(params)
-    if not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative int; got {steps!r}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {OPTIMIZERS}")
-    if loss_fn is None and value_and_grad is None:
-        raise ValueError("train_stacked needs loss_fn or value_and_grad")
-    snaps = _check_snapshot_steps(snapshot_steps, steps)
-    keys = list(params)
-    first = next(iter(params.values()))
-    dtype, device = first.dtype, first.device
-    # one flat [N, D] buffer for all parameters: the optimizer is a handful of ops per step
-    layout: list[tuple[str, int, int, tuple[int, ...]]] = []
-    off = 0
-    for k in keys:
-        shape = tuple(params[k].shape[1:])
-        n = math.prod(shape)
-        layout.append((k, off, n, shape))
-        off += n
-    flat = torch.cat([params[k].detach().reshape(N, -1) for k in keys], dim=1).to(dtype).clone()
+    task = StackedTask(
+        params,
+        loss_fn,
+        steps=steps,
+        optimizer=optimizer,
+        lr=lr,
+        weight_decay=weight_decay,
+        momentum=momentum,
+        snapshot_steps=snapshot_steps,
+        stop_fn=stop_fn,
+        betas=betas,
+        eps=eps,
+        value_and_grad=value_and_grad,
+        snapshot_dtype=snapshot_dtype,
+    )
+    train(task, Budget(epochs=1), desc=desc)
+    return task.result(final_loss_fn)
 
-    def views(buf: Tensor) -> dict[str, Tensor]:
-        return {k: buf[:, o : o + n].view(N, *shape) for k, o, n, shape in layout}
 
-    lr_ = _per_net(lr, N, "lr", torch.float64)
-    lr_col = (
-        lr_.to(device) if isinstance(lr_, Tensor) else torch.full((N,), lr_, dtype=torch.float64, device=device)
-    ).view(N, 1)
-    beta1, beta2 = betas
-    sdtype = snapshot_dtype or dtype
-    snapshots = {k: torch.empty((N, len(snaps), *params[k].shape[1:]), dtype=sdtype) for k in keys}
-    snap_index = {s: i for i, s in enumerate(snaps)}
-    history = torch.empty((steps, N), dtype=dtype)
-    stopped_at = torch.full((N,), -1, dtype=torch.int64)
-    active = torch.ones(N, dtype=torch.bool, device=device)
-    any_frozen = False
-    t = torch.zeros((N, 1), dtype=torch.float64, device=device)  # per-network step counts
-    m = torch.zeros_like(flat)
-    v = torch.zeros_like(flat) if optimizer != "sgd" else None
+class StackedTask(TrainTask):
+    """N stacked networks trained at once (:func:`train_stacked`), for :func:`hgutils.train.train`.
 
-    def evaluate() -> tuple[Tensor, Tensor]:
-        if value_and_grad is not None:
-            losses, grads = value_and_grad(views(flat))
+    All parameters live in one flat ``[N, D]`` buffer, so the optimiser is a handful of tensor ops
+    per step (:func:`_update_all`, the arithmetic of ``torch.optim``); each network has its own
+    learning rate, step count and optimiser state, and can be frozen by ``stop_fn``. One epoch is
+    the whole run (``steps`` steps); snapshots are recorded before the update of their step.
+    """
+
+    def __init__(
+        self,
+        params: dict[str, Tensor],
+        loss_fn: Callable[[dict[str, Tensor]], Tensor] | None,
+        *,
+        steps: int,
+        optimizer: str = "adam",
+        lr: float | Tensor = 1e-3,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        snapshot_steps: Sequence[int] | None = None,
+        stop_fn: Callable[[dict[str, Tensor], Tensor], Tensor] | None = None,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        value_and_grad: Callable[[Params], tuple[Tensor, Params]] | None = None,
+        snapshot_dtype: torch.dtype | None = None,
+    ) -> None:
+        N = _check_stacked(params)
+        if not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"steps must be a non-negative int; got {steps!r}")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {OPTIMIZERS}")
+        if loss_fn is None and value_and_grad is None:
+            raise ValueError("train_stacked needs loss_fn or value_and_grad")
+        self.snaps = _check_snapshot_steps(snapshot_steps, steps)
+        self.N, self.steps, self.steps_per_epoch = N, steps, steps
+        self.loss_fn, self.value_and_grad, self.stop_fn = loss_fn, value_and_grad, stop_fn
+        self.optimizer, self.weight_decay, self.momentum, self.betas, self.eps = (
+            optimizer,
+            weight_decay,
+            momentum,
+            betas,
+            eps,
+        )
+        self.keys = list(params)
+        first = next(iter(params.values()))
+        dtype, device = first.dtype, first.device
+        self.device = device
+        # one flat [N, D] buffer for all parameters: the optimizer is a handful of ops per step
+        self.layout: list[tuple[str, int, int, tuple[int, ...]]] = []
+        off = 0
+        for k in self.keys:
+            shape = tuple(params[k].shape[1:])
+            n = math.prod(shape)
+            self.layout.append((k, off, n, shape))
+            off += n
+        self.flat = torch.cat([params[k].detach().reshape(N, -1) for k in self.keys], dim=1).to(dtype).clone()
+        lr_ = _per_net(lr, N, "lr", torch.float64)
+        lr_vec = (
+            lr_.to(device) if isinstance(lr_, Tensor) else torch.full((N,), lr_, dtype=torch.float64, device=device)
+        )
+        self.lr_col = lr_vec.view(N, 1)
+        self.sdtype = snapshot_dtype or dtype
+        self.snapshots = {
+            k: torch.empty((N, len(self.snaps), *params[k].shape[1:]), dtype=self.sdtype) for k in self.keys
+        }
+        self.snap_index = {s: i for i, s in enumerate(self.snaps)}
+        self.history = torch.empty((steps, N), dtype=dtype)
+        self.stopped_at = torch.full((N,), -1, dtype=torch.int64)
+        self.active = torch.ones(N, dtype=torch.bool, device=device)
+        self.any_frozen = self.all_frozen = False
+        self.t = torch.zeros((N, 1), dtype=torch.float64, device=device)  # per-network step counts
+        self.m = torch.zeros_like(self.flat)
+        self.v = torch.zeros_like(self.flat) if optimizer != "sgd" else None
+
+    def views(self, buf: Tensor) -> dict[str, Tensor]:
+        """``{key: [N, ...]}`` views into a flat ``[N, D]`` buffer."""
+        return {k: buf[:, o : o + n].view(self.N, *shape) for k, o, n, shape in self.layout}
+
+    def _loss_and_grad(self) -> tuple[Tensor, Tensor]:
+        N = self.N
+        if self.value_and_grad is not None:
+            losses, grads = self.value_and_grad(self.views(self.flat))
             if isinstance(grads, Mapping):
-                grads = torch.cat([grads[k].reshape(N, -1) for k in keys], dim=1)
+                grads = torch.cat([grads[k].reshape(N, -1) for k in self.keys], dim=1)
             return losses.detach(), grads
-        leaf = flat.detach().requires_grad_(True)
-        losses = loss_fn(views(leaf))
+        leaf = self.flat.detach().requires_grad_(True)
+        losses = self.loss_fn(self.views(leaf))
         if losses.shape != (N,):
             raise ValueError(f"loss_fn must return per-network losses [N={N}]; got shape {tuple(losses.shape)}")
         (grads,) = torch.autograd.grad(losses.sum(), leaf)
         return losses.detach(), grads
 
-    def record(step: int) -> None:
-        i = snap_index.get(step)
+    def _record(self, step: int) -> None:
+        i = self.snap_index.get(step)
         if i is not None:
-            for k, w in views(flat).items():
-                snapshots[k][:, i] = w.to(sdtype)
+            for k, w in self.views(self.flat).items():
+                self.snapshots[k][:, i] = w.to(self.sdtype)
 
-    for s in progress(range(steps), desc=desc, total=steps):
-        record(s)
-        losses, g = evaluate()
-        history[s] = losses.to(history.device)
-        if stop_fn is not None:
-            stop = torch.as_tensor(stop_fn(views(flat), losses), dtype=torch.bool, device=device)
+    def batches(self, epoch: int) -> Iterable[int]:
+        return range(self.steps)
+
+    def step(self, s: int, progress: float) -> dict[str, float]:
+        N, device = self.N, self.device
+        self._record(s)
+        losses, g = self._loss_and_grad()
+        self.history[s] = losses.to(self.history.device)
+        if self.stop_fn is not None:
+            stop = torch.as_tensor(self.stop_fn(self.views(self.flat), losses), dtype=torch.bool, device=device)
             if stop.shape != (N,):
                 raise ValueError(f"stop_fn must return bool [N={N}]; got shape {tuple(stop.shape)}")
-            newly = stop & active
+            newly = stop & self.active
             if bool(newly.any()):
-                stopped_at[newly.cpu()] = s
-                active &= ~newly
-                any_frozen = True
-            if not bool(active.any()):
-                for s2 in range(s + 1, steps):
-                    history[s2] = losses
-                for s2 in snaps:
+                self.stopped_at[newly.cpu()] = s
+                self.active &= ~newly
+                self.any_frozen = True
+            if not bool(self.active.any()):  # every network converged: fill in the rest and stop
+                self.all_frozen = True
+                for s2 in range(s + 1, self.steps):
+                    self.history[s2] = losses
+                for s2 in self.snaps:
                     if s2 > s:
-                        record(s2)
-                break
+                        self._record(s2)
+                return {}
         with torch.no_grad():
-            t += active.to(t.dtype).view(N, 1) if any_frozen else 1
-            if not any_frozen:
-                _update_all(flat, g, m, v, optimizer, lr_col, weight_decay, momentum, beta1, beta2, eps, t)
+            self.t += self.active.to(self.t.dtype).view(N, 1) if self.any_frozen else 1
+            if not self.any_frozen:
+                self._update(self.flat, g, self.m, self.v, self.t)
+            else:  # update a copy, keep the frozen networks' parameters and optimizer state
+                col = self.active.view(N, 1)
+                new_flat, new_m = self.flat.clone(), self.m.clone()
+                new_v = self.v.clone() if self.v is not None else None
+                self._update(new_flat, g, new_m, new_v, self.t.clamp(min=1))
+                self.flat.copy_(torch.where(col, new_flat, self.flat))
+                self.m.copy_(torch.where(col, new_m, self.m))
+                if self.v is not None:
+                    self.v.copy_(torch.where(col, new_v, self.v))
+        return {}
+
+    def _update(self, flat: Tensor, g: Tensor, m: Tensor, v: Tensor | None, t: Tensor) -> None:
+        beta1, beta2 = self.betas
+        _update_all(
+            flat, g, m, v, self.optimizer, self.lr_col, self.weight_decay, self.momentum, beta1, beta2, self.eps, t
+        )
+
+    def should_stop(self) -> bool:
+        return self.all_frozen
+
+    def finish(self, completed: bool) -> None:
+        if completed:
+            self._record(self.steps)
+
+    def result(self, final_loss_fn: Callable[[dict[str, Tensor]], Tensor] | None = None) -> TrainResult:
+        """The :class:`TrainResult` of the finished run (final losses from ``final_loss_fn`` if given)."""
+        final_p = self.views(self.flat.detach())
+        with torch.no_grad():
+            if final_loss_fn is not None:
+                final = final_loss_fn(final_p)
+            elif self.value_and_grad is not None:
+                final = self.value_and_grad(final_p)[0]
             else:
-                col = active.view(N, 1)
-                new_flat, new_m, new_v = flat.clone(), m.clone(), v.clone() if v is not None else None
-                _update_all(
-                    new_flat,
-                    g,
-                    new_m,
-                    new_v,
-                    optimizer,
-                    lr_col,
-                    weight_decay,
-                    momentum,
-                    beta1,
-                    beta2,
-                    eps,
-                    t.clamp(min=1),
-                )
-                flat.copy_(torch.where(col, new_flat, flat))
-                m.copy_(torch.where(col, new_m, m))
-                if v is not None:
-                    v.copy_(torch.where(col, new_v, v))
-    else:
-        record(steps)
-    final_p = views(flat.detach())
-    with torch.no_grad():
-        if final_loss_fn is not None:
-            final = final_loss_fn(final_p)
-        elif value_and_grad is not None:
-            final = value_and_grad(final_p)[0]
-        else:
-            final = loss_fn(final_p)
-    return TrainResult(
-        params={k: w.contiguous() for k, w in final_p.items()},
-        snapshots=snapshots,
-        steps=torch.tensor(snaps, dtype=torch.int64),
-        losses=final.detach(),
-        history=history,
-        stopped_at=stopped_at,
-    )
+                final = self.loss_fn(final_p)
+        return TrainResult(
+            params={k: w.contiguous() for k, w in final_p.items()},
+            snapshots=self.snapshots,
+            steps=torch.tensor(self.snaps, dtype=torch.int64),
+            losses=final.detach(),
+            history=self.history,
+            stopped_at=self.stopped_at,
+        )
 
 
 def _update_all(

@@ -1,7 +1,7 @@
-"""The one training loop shared by every meta-network (GTH-GMN and all baselines).
+"""Training meta-networks (GTH-GMN and every baseline) on a zoo, through the one loop :func:`hgutils.train.train`.
 
 :func:`fit` trains a :class:`hgutils.weightspace.metanets.base.MetaNet` on the networks ``train_idx``
-of a prepared zoo (``data = model.prepare(zoo)``), with
+of a prepared zoo (``data = model.prepare(zoo)``) as a :class:`MetaNetTask`, with
 
 * epochs of shuffled mini-batches (a seeded generator: same seed, same run on the same machine);
 * the model's named loss terms weighted by ``model.loss_weights`` (GTH-GMN's auxiliary losses);
@@ -23,9 +23,8 @@ from __future__ import annotations
 import copy
 import logging
 import math
-import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,9 +32,10 @@ import torch
 from scipy.stats import kendalltau
 from torch import Tensor
 
-from hgutils.repro import config_hash, load_checked, progress, save_checked
+from hgutils.repro import config_hash
+from hgutils.train import Budget, TrainLog, TrainTask, train
 from hgutils.weightspace.metanets.base import MetaNet, to_device
-from hgutils.weightspace.metanets.heads import predict
+from hgutils.weightspace.metanets.heads import predict, task_loss
 
 log = logging.getLogger("hgutils")
 
@@ -59,6 +59,7 @@ class TrainConfig:
     checkpoint_path: str | None = None  # save after each epoch / resume from here (None = off)
     restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
     device: str = "cpu"  # "cpu" or "cuda": model and each batch are moved there (data stays where it is)
+    probe_size: int = 256  # training networks on which the loss is measured before/after (learnability check)
 
 
 @dataclass
@@ -72,6 +73,7 @@ class FitResult:
     seconds_per_epoch: float = float("nan")
     steps: int = 0
     resumed_from: int | None = None
+    log: TrainLog | None = None  # the loop's record: curves, probes before/after (learnability check)
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -188,7 +190,107 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
     return compute_metrics(model.task, out, target[idx])
 
 
-# ------------------------------------------------------------------------------------------ the loop
+# ------------------------------------------------------------------------------------------ the task
+class MetaNetTask(TrainTask):
+    """A :class:`~hgutils.weightspace.metanets.base.MetaNet` on a prepared zoo, for :func:`hgutils.train.train`.
+
+    One epoch = shuffled mini-batches of the training networks (a seeded generator, also used for
+    augmentation and negative sampling); one step = the model's weighted loss terms, backward,
+    gradient clipping, Adam on the Euclidean parameters and -- from epoch
+    ``round(model.stage1_frac * epochs)`` on -- ``RiemannianAdam(amsgrad=True)`` on the
+    ``ManifoldParameter`` s; evaluation = the validation metrics of the model's task.
+    """
+
+    def __init__(
+        self, model: MetaNet, data: Any, target: Tensor | None, train_idx: Tensor, val_idx: Tensor, cfg: TrainConfig
+    ) -> None:
+        import geoopt
+
+        self.model, self.data, self.target, self.tr, self.va, self.cfg = model, data, target, train_idx, val_idx, cfg
+        torch.manual_seed(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.dev = torch.device(cfg.device)
+        model.to(self.dev)
+        self.euclid, manifold = model.param_groups()
+        self.opt_e = torch.optim.Adam(self.euclid, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        r_lr = getattr(model, "riemannian_lr", cfg.lr)
+        self.opt_r = geoopt.optim.RiemannianAdam(manifold, lr=r_lr, amsgrad=True) if manifold else None
+        self.stage2_epoch = round(getattr(model, "stage1_frac", 0.0) * cfg.epochs)
+        self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
+        self.epoch = 0
+
+    def batches(self, epoch: int) -> Iterable[Tensor]:
+        self.epoch = epoch
+        self.model.train()
+        perm = self.tr[torch.randperm(len(self.tr), generator=self.gen)]
+        for b in _batches(perm, self.cfg.batch_size):
+            if self.model.task == "infonce" and len(b) < 2:
+                continue
+            yield b
+
+    def step(self, b: Tensor, progress: float) -> dict[str, float]:
+        model, cfg = self.model, self.cfg
+        batch = to_device(model.train_transform(self.data[b], self.gen), self.dev)
+        model.set_progress(progress)
+        target = None if self.target is None else self.target[b].to(self.dev)
+        terms = model.loss_terms(batch, target, progress, self.gen, cfg.temperature, cfg.aug_noise, cfg.aug_mask)
+        loss = sum(model.loss_weights.get(k, 0.0) * v for k, v in terms.items())
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"non-finite loss: { {k: float(v) for k, v in terms.items()} }")
+        self.opt_e.zero_grad(set_to_none=True)
+        if self.opt_r is not None:
+            self.opt_r.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.euclid, cfg.grad_clip)
+        self.opt_e.step()
+        if self.opt_r is not None and self.epoch >= self.stage2_epoch:
+            self.opt_r.step()
+        out = {k: float(v.detach()) for k, v in terms.items()}
+        out["loss"] = float(loss.detach())
+        return out
+
+    def evaluate(self) -> dict[str, float]:
+        return _evaluate(self.model, self.data, self.target, self.va, self.cfg)
+
+    def probe(self) -> dict[str, float]:
+        """The task loss (and accuracy) on the first ``cfg.probe_size`` training networks, eval mode."""
+        idx = self.tr[: self.cfg.probe_size]
+        if self.model.task == "infonce":
+            return {"loss": _evaluate(self.model, self.data, None, idx, self.cfg)["loss"]}
+        out = predict_outputs(self.model, self.data, idx, self.cfg.eval_batch_size)
+        res = {"loss": float(task_loss(self.model.task, out, self.target[idx]))}
+        if self.model.task == "classification":
+            res["accuracy"] = compute_metrics("classification", out, self.target[idx])["accuracy"]
+        return res
+
+    def score(self, metrics: dict[str, float]) -> float:
+        return _score(self.model.task, metrics)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.state_dict(),
+            "opt_e": self.opt_e.state_dict(),
+            "opt_r": None if self.opt_r is None else self.opt_r.state_dict(),
+            "rng": torch.get_rng_state(),
+            "gen": self.gen.get_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.model.load_state_dict(state["model"])
+        self.opt_e.load_state_dict(state["opt_e"])
+        if self.opt_r is not None and state["opt_r"] is not None:
+            self.opt_r.load_state_dict(state["opt_r"])
+        torch.set_rng_state(state["rng"])
+        self.gen.set_state(state["gen"])
+
+    def snapshot(self) -> dict[str, Tensor]:
+        return copy.deepcopy(self.model.state_dict())
+
+    def restore(self, snapshot: dict[str, Tensor]) -> None:
+        self.model.load_state_dict(snapshot)
+
+
 def fit(
     model: MetaNet,
     data: Any,
@@ -199,7 +301,7 @@ def fit(
     cfg: TrainConfig | None = None,
     desc: str | None = None,
 ) -> FitResult:
-    """Train ``model`` on ``data[train_idx]`` (module docstring); returns a :class:`FitResult`.
+    """Train ``model`` on ``data[train_idx]`` with :func:`hgutils.train.train`; returns a :class:`FitResult`.
 
     Parameters
     ----------
@@ -226,138 +328,19 @@ def fit(
     if cfg.epochs < 1 or cfg.batch_size < 1:
         raise ValueError(f"epochs and batch_size must be >= 1; got {cfg.epochs}, {cfg.batch_size}")
 
-    import geoopt
-
-    torch.manual_seed(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    dev = torch.device(cfg.device)
-    model.to(dev)
-    euclid, manifold = model.param_groups()
-    opt_e = torch.optim.Adam(euclid, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    opt_r = (
-        geoopt.optim.RiemannianAdam(manifold, lr=getattr(model, "riemannian_lr", cfg.lr), amsgrad=True)
-        if manifold
-        else None
-    )
-    stage2_epoch = round(getattr(model, "stage1_frac", 0.0) * cfg.epochs)
-    steps_per_epoch = math.ceil(len(tr) / cfg.batch_size)
-    total_steps = cfg.max_steps or cfg.epochs * steps_per_epoch
-    res = FitResult()
-    best_state, bad, start_epoch = copy.deepcopy(model.state_dict()), 0, 0
-    res.best_score = -math.inf
-
-    ckpt = Path(cfg.checkpoint_path) if cfg.checkpoint_path else None
+    task = MetaNetTask(model, data, target, tr, va, cfg)
+    budget = Budget(epochs=cfg.epochs, max_steps=cfg.max_steps, patience=cfg.patience, restore_best=cfg.restore_best)
     key = config_hash({"cfg": asdict(cfg), "model": type(model).__name__, "n": n, "train": tr, "val": va})
-    if ckpt is not None and ckpt.exists():
-        try:
-            st = load_checked(ckpt)
-            if st.get("key") != key:
-                raise ValueError("checkpoint belongs to another configuration")
-            model.load_state_dict(st["model"])
-            opt_e.load_state_dict(st["opt_e"])
-            if opt_r is not None and st["opt_r"] is not None:
-                opt_r.load_state_dict(st["opt_r"])
-            best_state, bad, res.best_score = st["best_state"], st["bad"], st["best_score"]
-            res.best_epoch, res.history, res.steps = st["best_epoch"], st["history"], st["steps"]
-            start_epoch = st["epoch"] + 1
-            torch.set_rng_state(st["rng"])
-            gen.set_state(st["gen"])
-            res.resumed_from = start_epoch
-            log.info("resumed %s from epoch %d", ckpt, start_epoch)
-        except (ValueError, KeyError, RuntimeError) as exc:
-            log.warning("checkpoint %s not usable (%s); starting fresh", ckpt, exc)
-            start_epoch = 0
-
-    times = []
-    bar = progress(
-        range(start_epoch, cfg.epochs), desc=desc or type(model).__name__, total=cfg.epochs, initial=start_epoch
+    tl = train(task, budget, checkpoint=cfg.checkpoint_path, key=key, desc=desc or type(model).__name__)
+    res = FitResult(
+        history=tl.history,
+        best_epoch=tl.best_epoch,
+        best_score=tl.best_score,
+        seconds_per_epoch=tl.seconds_per_epoch,
+        steps=tl.steps,
+        resumed_from=tl.resumed_from,
+        log=tl,
     )
-    stopped = (
-        start_epoch >= cfg.epochs or bad >= cfg.patience or (cfg.max_steps is not None and res.steps >= cfg.max_steps)
-    )
-    for epoch in bar:
-        if stopped:
-            break
-        t0 = time.perf_counter()
-        model.train()
-        perm = tr[torch.randperm(len(tr), generator=gen)]
-        sums: dict[str, float] = {}
-        nb = 0
-        for b in _batches(perm, cfg.batch_size):
-            if model.task == "infonce" and len(b) < 2:
-                continue
-            batch = to_device(model.train_transform(data[b], gen), dev)
-            prog = res.steps / max(total_steps, 1)
-            model.set_progress(prog)
-            terms = model.loss_terms(
-                batch,
-                None if target is None else target[b].to(dev),
-                prog,
-                gen,
-                cfg.temperature,
-                cfg.aug_noise,
-                cfg.aug_mask,
-            )
-            loss = sum(model.loss_weights.get(k, 0.0) * v for k, v in terms.items())
-            if not torch.isfinite(loss):
-                raise FloatingPointError(
-                    f"non-finite loss at step {res.steps}: { {k: float(v) for k, v in terms.items()} }"
-                )
-            opt_e.zero_grad(set_to_none=True)
-            if opt_r is not None:
-                opt_r.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(euclid, cfg.grad_clip)
-            opt_e.step()
-            if opt_r is not None and epoch >= stage2_epoch:
-                opt_r.step()
-            res.steps += 1
-            nb += 1
-            for k, v in terms.items():
-                sums[k] = sums.get(k, 0.0) + float(v.detach())
-            sums["loss"] = sums.get("loss", 0.0) + float(loss.detach())
-            if cfg.max_steps is not None and res.steps >= cfg.max_steps:
-                stopped = True
-                break
-        val = _evaluate(model, data, target, va, cfg)
-        score = _score(model.task, val)
-        row = {
-            "epoch": epoch,
-            **{f"train_{k}": v / max(nb, 1) for k, v in sums.items()},
-            **{f"val_{k}": v for k, v in val.items()},
-        }
-        res.history.append(row)
-        if score > res.best_score or res.best_epoch < 0:
-            res.best_score, res.best_epoch, bad = score, epoch, 0
-            best_state = copy.deepcopy(model.state_dict())
-        else:
-            bad += 1
-        times.append(time.perf_counter() - t0)
-        if ckpt is not None:
-            save_checked(
-                ckpt,
-                {
-                    "key": key,
-                    "epoch": epoch,
-                    "model": model.state_dict(),
-                    "opt_e": opt_e.state_dict(),
-                    "opt_r": None if opt_r is None else opt_r.state_dict(),
-                    "best_state": best_state,
-                    "bad": bad,
-                    "best_score": res.best_score,
-                    "best_epoch": res.best_epoch,
-                    "history": res.history,
-                    "steps": res.steps,
-                    "rng": torch.get_rng_state(),
-                    "gen": gen.get_state(),
-                },
-            )
-        if bad >= cfg.patience:
-            stopped = True
-    if cfg.restore_best:
-        model.load_state_dict(best_state)
-    res.seconds_per_epoch = float(np.mean(times)) if times else float("nan")
     for name, ix in (("train", tr), ("val", va), ("test", te)):
         if ix is not None:
             res.metrics[name] = _evaluate(model, data, target, ix, cfg)

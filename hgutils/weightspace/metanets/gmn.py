@@ -53,7 +53,8 @@ class GMN(MetaNet):
     """Edge-MPNN with ``depth`` layers of width ``hidden``; see the module docstring.
 
     Defaults (16 wide, 2 layers) are sized for the CPU budget of the medium presets: the edge MLPs
-    run on every parameter, so a 32-wide, 3-layer GMN costs ~4x more per step (measured).
+    run on every parameter, so width and depth multiply the cost per step (``benchmarks/metanets.py``).
+
     """
 
     def __init__(

@@ -8,7 +8,7 @@ forward pass keeps O(one snapshot) of node states in memory whatever ``T`` is (w
 training keeps autograd activations of every snapshot unless ``checkpoint_snapshots=True``, which
 recomputes them snapshot by snapshot in the backward pass).
 
-Per snapshot ``t`` (REFERENCE §1, paper §method):
+Per snapshot ``t`` (GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak, §method):
 
 1. **Tangent-space encoders.** :math:`h_u = A x_u + \mathrm{MLP}(A x_u) + E_\ell[\ell(u)] + E_\tau[\tau(u)]`
    (strength features through a small MLP with residual, learned label embeddings), then
@@ -67,8 +67,9 @@ AUX_TERMS: tuple[str, ...] = ("link", "mag", "sign", "slope", "smooth", "rank")
 
 @dataclass(frozen=True)
 class GTHGMNConfig:
-    """GTH-GMN hyper-parameters. The paper gives none of the sizes [REFERENCE §1 "Not given"]; each
-    default below states why it was chosen."""
+    """GTH-GMN hyper-parameters. The paper gives none of the sizes (embedding dimension, heads,
+    layers, curvature, learning rates); each default below states why it was chosen."""
+
 
     dim: int = 16  # node state dim d; small: medium preset (5k INRs, T=20) must train on 2 CPU cores
     heads: int = 2  # attention heads; 2 is the smallest "multi-head"
@@ -105,7 +106,8 @@ class GTHGMNConfig:
     stage1_frac: float = 0.5  # fraction of epochs with Euclidean Adam only, before stage 2 starts
     snapshots: Snapshots = "all"  # GTH-GMN reads the whole trajectory; 1 = single-checkpoint ablation
     checkpoint_snapshots: bool = False  # recompute each snapshot in the backward: training memory ~flat
-    # in T (only per-snapshot node states kept) for ~1.3x time; off by default since T is small on CPU
+    # in T (only per-snapshot node states kept) for extra time; off by default since T is small on CPU
+
 
     def loss_weights(self) -> dict[str, float]:
         return {

@@ -29,6 +29,7 @@ from hgutils.symmetry.shapes import Shape, default_shapes
 from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
 
 __all__ = [
+    "CONFIG",
     "SymmetryReadoutConfig",
     "GridResult",
     "make_encodings",
@@ -71,6 +72,9 @@ class SymmetryReadoutConfig(Preset):
         "medium": {"n_seeds": 5, "n_points": 65536, "steps": 1500, "n_eval": 4096, "sweep_num": 360},
         "paper": {"n_seeds": 20, "n_points": 262144, "batch": 2048, "steps": 10000, "n_eval": 8192, "sweep_num": 720},
     }
+
+
+CONFIG = SymmetryReadoutConfig
 
 
 def make_encodings(cfg: SymmetryReadoutConfig) -> list[FourierPE]:

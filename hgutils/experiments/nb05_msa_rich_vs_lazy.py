@@ -39,10 +39,12 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
+from hgutils.data.points import ring_blobs, swiss_roll, unrolled_plane
 from hgutils.presets import Preset
 from hgutils.similarity.baselines import cca_matrix, linear_cka_matrix, procrustes_matrix, rsa_matrix
 from hgutils.similarity.msa import msa_matrix_from_metrics
 from hgutils.similarity.pullback import mlp_pullback_metrics
+from hgutils.similarity.regimes import kernel_alignment, label_alignment, relative_weight_change
 
 REGIMES = ("rich", "lazy")
 SWEEP_VERSION = 3  # bump when run_sweep's output changes (part of the notebook's cache key)
@@ -94,44 +96,12 @@ class RichLazyConfig(Preset):
     }
 
 
+CONFIG = RichLazyConfig
+
+
 # --------------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------------
-def ring_blobs(
-    n_classes: int, n_per_blob: int, std: float = 0.15, *, generator: torch.Generator | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``2K`` Gaussian blobs on the unit circle, blob ``j`` labelled ``j mod K``: ``(X [n, 2], y [n])``."""
-    if n_classes < 2 or n_per_blob < 1 or std <= 0:
-        raise ValueError(f"need n_classes >= 2, n_per_blob >= 1, std > 0; got {n_classes}, {n_per_blob}, {std}")
-    nb = 2 * n_classes
-    ang = 2 * math.pi * torch.arange(nb) / nb
-    centres = torch.stack([ang.cos(), ang.sin()], 1)
-    X = centres[:, None, :] + std * torch.randn(nb, n_per_blob, 2, generator=generator)
-    y = (torch.arange(nb) % n_classes).repeat_interleave(n_per_blob)
-    return X.reshape(-1, 2), y
-
-
-def grid_points(side: int, extent: float) -> torch.Tensor:
-    """``side**2`` points of a uniform grid on ``[-extent, extent]^2`` (the MSA reference measure)."""
-    g = torch.linspace(-extent, extent, side)
-    return torch.cartesian_prod(g, g)
-
-
-def swiss_roll(p: torch.Tensor) -> torch.Tensor:
-    r"""Swiss-roll embedding :math:`(t, h) \mapsto (t\cos t,\ h,\ t\sin t)` of chart points ``[..., 2]``."""
-    t, h = p[..., 0], p[..., 1]
-    return torch.stack([t * torch.cos(t), h, t * torch.sin(t)], -1)
-
-
-def unrolled_plane(p: torch.Tensor) -> torch.Tensor:
-    r"""The same surface unrolled flat: :math:`(t, h) \mapsto (s(t), h, 0)` with arc length
-    :math:`s(t) = \tfrac12\,(t\sqrt{1+t^2} + \operatorname{arsinh} t)` of the roll's spiral.
-
-    Both maps have pullback metric :math:`\mathrm{diag}(1 + t^2, 1)`: identical intrinsic geometry.
-    """
-    t, h = p[..., 0], p[..., 1]
-    s = 0.5 * (t * torch.sqrt(1 + t * t) + torch.asinh(t))
-    return torch.stack([s, h, torch.zeros_like(h)], -1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,47 +156,6 @@ def train_cell(
         "label_align0": label_alignment(p0, X, y, n_classes, last),
         "label_align1": label_alignment(p1, X, y, n_classes, last),
     }
-
-
-def relative_weight_change(p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor], key: str = "W0") -> torch.Tensor:
-    r"""Per network :math:`\|W - W_0\|_F / \|W_0\|_F` of parameter ``key``: ``[N]``."""
-    a, b = p0[key].flatten(1), p1[key].flatten(1)
-    return (b - a).norm(dim=1) / a.norm(dim=1)
-
-
-def hidden_kernel(params: dict[str, torch.Tensor], X: torch.Tensor, layer: int = 0) -> torch.Tensor:
-    """Centred hidden-layer (conjugate) kernel :math:`K = H_c H_c^\top` per network: ``[N, n, n]``."""
-    from hgutils.weightspace.stacked import mlp_forward
-
-    with torch.no_grad():
-        H = mlp_forward(params, X, layer=layer).double()
-        H = H - H.mean(1, keepdim=True)
-        return H @ H.transpose(1, 2)
-
-
-def _alignment(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    return (A * B).sum((-2, -1)) / (A.flatten(-2).norm(dim=-1) * B.flatten(-2).norm(dim=-1)).clamp_min(1e-300)
-
-
-def kernel_alignment(
-    p0: dict[str, torch.Tensor], p1: dict[str, torch.Tensor], X: torch.Tensor, layer: int = 0
-) -> torch.Tensor:
-    r"""Alignment of each network's hidden kernel before and after training, ``[N]`` in [0, 1].
-
-    :math:`A(K_0, K_1) = \langle K_0, K_1\rangle_F / (\|K_0\|_F \|K_1\|_F)` of the centred kernels
-    (:func:`hidden_kernel`): 1 = the kernel only rescaled (lazy: the features are frozen),
-    smaller = the features moved (rich).
-    """
-    return _alignment(hidden_kernel(p0, X, layer), hidden_kernel(p1, X, layer)).float()
-
-
-def label_alignment(
-    params: dict[str, torch.Tensor], X: torch.Tensor, y: torch.Tensor, n_classes: int, layer: int = 0
-) -> torch.Tensor:
-    r"""Alignment of the hidden kernel with the label kernel :math:`Y_cY_c^\top` (centred one-hot), ``[N]``."""
-    Yc = torch.nn.functional.one_hot(y, n_classes).double()
-    Yc = Yc - Yc.mean(0)
-    return _alignment(hidden_kernel(params, X, layer), Yc @ Yc.T).float()
 
 
 # --------------------------------------------------------------------------------------------
@@ -344,40 +273,6 @@ def hierarchy_score(S: np.ndarray, meta: list[dict[str, Any]]) -> float:
     T = tree_distance(meta)
     iu = np.triu_indices(len(meta), k=1)
     return float(spearmanr(1.0 - S[iu], T[iu]).statistic)
-
-
-def split_auc(
-    S: np.ndarray, meta: list[dict[str, Any]], key: str, where: dict[str, Any] | None = None, same: tuple[str, ...] = ()
-) -> float:
-    """How well a measure separates the groups of ``key``: AUC of between- vs within-group pairs.
-
-    Over pairs of models that match ``where`` (e.g. ``{"trained": True}``) and agree on every key in
-    ``same``, returns P(dissimilarity of a between-group pair > that of a within-group pair) (ties
-    count 1/2): 0.5 = cannot tell the groups apart, 1 = perfectly separated.
-    """
-    idx = [i for i, m in enumerate(meta) if all(m[k] == v for k, v in (where or {}).items())]
-    within, between = [], []
-    for a, i in enumerate(idx):
-        for j in idx[a + 1 :]:
-            if any(meta[i][k] != meta[j][k] for k in same):
-                continue
-            (within if meta[i][key] == meta[j][key] else between).append(1.0 - S[i, j])
-    if not within or not between:
-        raise ValueError(f"split {key!r} with {where} / same={same} has no within or no between pairs")
-    w, b = np.asarray(within), np.asarray(between)
-    return float((b[:, None] > w[None, :]).mean() + 0.5 * (b[:, None] == w[None, :]).mean())
-
-
-def mean_between(
-    S: np.ndarray, meta: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any], same: tuple[str, ...] = ()
-) -> float:
-    """Mean similarity over pairs (i in group ``a``, j in group ``b``, i != j) agreeing on ``same``."""
-    ia = [i for i, m in enumerate(meta) if all(m[k] == v for k, v in a.items())]
-    ib = [j for j, m in enumerate(meta) if all(m[k] == v for k, v in b.items())]
-    vals = [S[i, j] for i in ia for j in ib if i != j and all(meta[i][k] == meta[j][k] for k in same)]
-    if not vals:
-        raise ValueError(f"no pairs between {a} and {b} with same={same}")
-    return float(np.mean(vals))
 
 
 def model_labels(meta: list[dict[str, Any]]) -> list[str]:

@@ -1,6 +1,4 @@
-"""Comparison drivers and presets for notebooks 01-03 (the GTH-GMN paper's three headline results).
-
-One protocol for every notebook, so that every model sees the same data under the same budget:
+"""The shared comparison protocol of the weight-space notebooks (01-03): one split, every model, same budget.
 
 1. build a zoo (:mod:`hgutils.weightspace.zoo`: INR images, sine INRs, or small classifiers);
 2. split it **once** (:func:`make_splits`, class-stratified when there are labels); every model and
@@ -10,65 +8,42 @@ One protocol for every notebook, so that every model sees the same data under th
    (:func:`hgutils.weightspace.training.fit`), once per seed -- the seed changes the model's
    initialisation, the batch order and the augmentations, never the split;
 4. collect a long results table (one row per model and seed, :func:`run_comparison`), summarise it
-   as mean ± std over seeds (:func:`summarize`) and compare models (:func:`compare`).
-
-The notebooks' presets are :class:`INRClassificationConfig` (01), :class:`SineRegressionConfig` (02)
-and :class:`GeneralizationConfig` (03). Paper numbers quoted in the notebooks live in
-:data:`PAPER` with their source (REFERENCE §1).
+   as mean ± std over seeds (:func:`summarize`), compare models (:func:`compare`) and set it beside
+   a paper's table (:func:`paper_table`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor
 
-from hgutils.presets import Preset
 from hgutils.repro import progress, seed_everything
 
 log = logging.getLogger("hgutils")
 
 __all__ = [
-    "PAPER",
     "VARIANTS",
     "ComparisonResult",
-    "GeneralizationConfig",
-    "INRClassificationConfig",
-    "SineRegressionConfig",
     "Splits",
     "Variant",
+    "best_model",
     "build_variant",
+    "class_separation",
     "compare",
     "make_splits",
+    "node_embeddings",
+    "paper_table",
     "run_comparison",
     "summarize",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# paper numbers (REFERENCE §1; GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak)
-# --------------------------------------------------------------------------------------------
-#: ``PAPER[task][model] = (mean, std)``; the baselines' numbers come from their own papers on other
-#: datasets (NFN's SIREN sets, the Small CNN Zoo), not from GTH-GMN's trajectories.
-PAPER: dict[str, dict[str, tuple[float, float]]] = {
-    "mnist_acc": {"GTH-GMN": (95.6, 0.18), "NFN_NP": (92.9, 0.22)},
-    "fashion_mnist_acc": {"GTH-GMN": (80.72, 0.29), "NFN_NP": (75.6, 1.07)},
-    "sine_mse": {"GTH-GMN": (1.06, 0.24), "GMN": (1.13, 0.08), "DWSNet": (1.39, 0.06)},
-    "cifar_tau": {
-        "NFN_HNP": (0.934, 0.001),
-        "NFN_NP": (0.922, 0.001),
-        "StatNN": (0.915, 0.002),
-        "GTH-GMN": (0.846, 0.004),
-    },
-}
-PAPER_SOURCE = "GTH-GMN paper (ICLR 2026) main tables, via REFERENCE §1"
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,22 +371,27 @@ def best_model(summary: pd.DataFrame, metric: str, among: Sequence[str], higher_
 
 
 def paper_table(
-    task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
+    paper: Mapping[str, tuple[float, float]],
+    ours: pd.DataFrame | None = None,
+    metric: str | None = None,
+    scale: float = 1.0,
+    method: str = "GTH-GMN",
 ) -> pd.DataFrame:
-    """The paper's table for ``task`` (a key of :data:`PAPER`) beside ours on the same protocol.
+    """A paper's table (``{model: (mean, std)}``) beside ours on the same protocol.
 
     ``ours`` is a :func:`summarize` output and ``metric`` its metric (multiplied by ``scale``, e.g.
-    100 for accuracy in %); models absent from ``ours`` get ``—``.
+    100 for accuracy in %); models absent from ``ours`` get ``—``. Rows other than ``method`` are
+    marked as measured by the baseline's own paper on its own dataset.
     """
-    if task not in PAPER:
-        raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
+    if not paper:
+        raise ValueError("paper table is empty")
     rows = []
     s = ours.set_index("model") if ours is not None else None
-    for m, (mu, sd) in PAPER[task].items():
+    for m, (mu, sd) in paper.items():
         row = {
             "model": m,
             "paper": f"{mu:g} ± {sd:g}",
-            "paper's source of this row": "GTH-GMN paper" if m == "GTH-GMN" else "baseline's own paper/dataset",
+            "paper's source of this row": f"{method} paper" if m == method else "baseline's own paper/dataset",
         }
         if s is not None and metric is not None:
             row["ours (same zoo)"] = "—"
@@ -420,270 +400,6 @@ def paper_table(
                 row["ours (same zoo)"] = f"{mu_o:.3f} ± {sd_o:.3f}"
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------------------------
-# presets of the three notebooks
-# --------------------------------------------------------------------------------------------
-INR_VARIANTS: tuple[str, ...] = (
-    "GTH-GMN",
-    "GTH-GMN (T=1)",
-    "GTH-GMN (Euclidean)",
-    "GTH-GMN (no GRU)",
-    "StatNN",
-    "FlatMLP",
-    "NFN_NP",
-    "NFN_HNP",
-    "DWSNet",
-    "GMN",
-)
-SINE_VARIANTS: tuple[str, ...] = ("GTH-GMN", "GTH-GMN (small R-step)", "DWSNet", "GMN", "NFN_NP", "StatNN", "FlatMLP")
-CIFAR_VARIANTS: tuple[str, ...] = (
-    "GTH-GMN",
-    "GTH-GMN (T=1)",
-    "NFN_HNP",
-    "NFN_HNP (traj)",
-    "NFN_NP",
-    "NFN_NP (traj)",
-    "StatNN",
-    "StatNN (traj)",
-    "GMN",
-    "GMN (traj)",
-    "FlatMLP",
-    "FlatMLP (traj)",
-)
-
-
-@dataclass(frozen=True)
-class INRClassificationConfig(Preset):
-    """Notebook 01: classify INRs (one SIREN per image) from their weight trajectories."""
-
-    datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium/paper: MNIST + Fashion-MNIST
-    n_images: int = 120  # INRs per zoo (one per image, class-balanced)
-    inr_steps: int = 200  # Adam steps per INR (DWSNets: 1,000)
-    T: int = 5  # snapshots per INR trajectory (paper: 80-100)
-    shared_init: bool = True  # one SIREN initialisation for the whole zoo (paper preset: one per INR, as NFN)
-    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all models)
-    variants: tuple[str, ...] = INR_VARIANTS  # models (all trained on the same split)
-    n_seeds: int = 2  # model seeds (paper: 5)
-    epochs: int = 1  # max meta-network epochs (early stopping on validation accuracy)
-    patience: int = 2  # early-stopping patience (epochs)
-    batch_size: int = 32  # INRs per step
-    lr: float = 2e-3  # Adam lr of every model
-    gth_dim: int = 16  # GTH-GMN node-state dim
-    val_fraction: float = 0.15  # share of INRs for validation
-    test_fraction: float = 0.25  # share of INRs for test
-    split_seed: int = 0  # seed of the one shared split
-    refine_steps: int = 5  # Riemannian refinement steps for the node-embedding figures
-    n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {},
-        # medium is sized to ~45 min of CPU (measured costs; see notebook 01 section 0): GTH-GMN costs
-        # ~6 ms per INR-snapshot forward on one core, so 5k INRs x T=20 x 3 seeds would take a day.
-        "medium": {
-            "datasets": ("mnist", "fashion_mnist"),
-            "n_images": 800,
-            "inr_steps": 300,
-            "T": 8,
-            "n_seeds": 3,
-            "epochs": 4,
-            "patience": 3,
-            "val_fraction": 0.1,
-            "test_fraction": 0.2,
-            "refine_steps": 20,
-            "n_figure_nets": 16,
-        },
-        "paper": {
-            "datasets": ("mnist", "fashion_mnist"),
-            "n_images": 70000,
-            "inr_steps": 1000,
-            "T": 100,
-            "shared_init": False,
-            "n_seeds": 5,
-            "epochs": 100,
-            "patience": 15,
-            "gth_dim": 32,
-            "val_fraction": 5000 / 70000,
-            "test_fraction": 10000 / 70000,
-            "refine_steps": 100,
-            "n_figure_nets": 64,
-        },
-    }
-
-
-@dataclass(frozen=True)
-class SineRegressionConfig(Preset):
-    """Notebook 02: the DWSNets self-supervised sine protocol (InfoNCE encoder, linear probe to (a, b))."""
-
-    n_nets: int = 96  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
-    T: int = 4  # snapshots per INR
-    fit_epochs: int = 150  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
-    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all encoders)
-    variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
-    n_seeds: int = 2  # encoder seeds (paper: several; variance is one of the claims)
-    epochs: int = 1  # encoder epochs (DWSNets: 500)
-    patience: int = 10  # early stopping on the validation InfoNCE loss
-    batch_size: int = 32  # networks per InfoNCE batch (DWSNets: 512)
-    lr: float = 2e-3  # AdamW/Adam lr (DWSNets: 5e-3)
-    emb_dim: int = 16  # embedding width (DWSNets: 16)
-    gth_dim: int = 16  # GTH-GMN node-state dim
-    val_fraction: float = 0.15
-    test_fraction: float = 0.25
-    split_seed: int = 0
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {},
-        # sized to ~45 min of CPU (measured costs; notebook 02 section 0)
-        "medium": {
-            "n_nets": 800,
-            "T": 8,
-            "fit_epochs": 300,
-            "n_seeds": 3,
-            "epochs": 5,
-            "patience": 5,
-            "batch_size": 64,
-            "val_fraction": 0.15,
-            "test_fraction": 0.2,
-        },
-        "paper": {
-            "n_nets": 12000,
-            "T": 80,
-            "fit_epochs": 1500,
-            "n_seeds": 5,
-            "epochs": 500,
-            "patience": 50,
-            "batch_size": 512,
-            "lr": 5e-3,
-            "val_fraction": 1000 / 12000,
-            "test_fraction": 1000 / 12000,
-        },
-    }
-
-
-@dataclass(frozen=True)
-class GeneralizationConfig(Preset):
-    """Notebook 03: predict classifiers' test accuracy from weights (Kendall tau), NFN protocol."""
-
-    dataset: str = "cifar10"  # classifier zoo data: CIFAR-10 grayscale when present, else the stand-in
-    standin: str = "digits"  # offline stand-in (printed when used); medium: "mnist" (5k subset)
-    n_nets: int = 100  # classifiers in the zoo (Small CNN Zoo: 30k runs)
-    T: int = 4  # snapshots per classifier trajectory (Small CNN Zoo epochs 0,1,2,3,20,40,60,80,86: 9)
-    zoo_steps: int = 150  # minibatch steps per classifier (batch 32; Small CNN Zoo: 86 epochs)
-    rescale: bool = True  # divide each parameter tensor by its RMS over the training classifiers (all models)
-    variants: tuple[str, ...] = CIFAR_VARIANTS  # models, final-checkpoint and trajectory versions
-    n_seeds: int = 2  # model seeds
-    epochs: int = 1  # meta-network epochs (NFN protocol: 50)
-    patience: int = 6  # early stopping on validation Kendall tau
-    batch_size: int = 16  # networks per step (NFN protocol: 8)
-    lr: float = 1e-3  # Adam lr (NFN protocol: 1e-3)
-    gth_dim: int = 16
-    val_fraction: float = 0.15  # NFN protocol: ~12k/3k/15k train/val/test
-    test_fraction: float = 0.3
-    split_seed: int = 0
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {"dataset": "digits"},
-        # sized to ~40 min of CPU (measured costs; notebook 03 section 0)
-        "medium": {
-            "standin": "mnist",
-            "n_nets": 800,
-            "T": 9,
-            "zoo_steps": 1000,
-            "n_seeds": 3,
-            "epochs": 5,
-            "patience": 4,
-        },
-        "paper": {
-            "standin": "mnist",
-            "n_nets": 30000,
-            "T": 9,
-            "zoo_steps": 20000,
-            "n_seeds": 5,
-            "epochs": 50,
-            "patience": 10,
-            "batch_size": 8,
-            "val_fraction": 0.1,
-            "test_fraction": 0.5,
-        },
-    }
-
-
-# --------------------------------------------------------------------------------------------
-# notebook helpers: zoos, data resolution, embeddings for the figures
-# --------------------------------------------------------------------------------------------
-INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashion_mnist_acc"}
-
-
-def inr_zoo(
-    dataset: str,
-    cfg: INRClassificationConfig,
-    scale: str = "smoke",
-    data_dir: str | None = None,
-    seed: int = 0,
-    device: str = "cpu",
-) -> Any:
-    """The INR zoo of notebook 01: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's
-    sizes (``n_images``, ``inr_steps``, ``T``) and ``shared_init`` on top of the zoo preset of ``scale``."""
-    from hgutils.weightspace.zoo import inr_image_zoo
-
-    return inr_image_zoo(
-        dataset,
-        scale=scale,
-        data_dir=data_dir,
-        n_images=cfg.n_images,
-        steps=cfg.inr_steps,
-        T=cfg.T,
-        shared_init=cfg.shared_init,
-        seed=seed,
-        device=device,
-    )
-
-
-def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0, device: str = "cpu") -> Any:
-    """The sine zoo of notebook 02 (:func:`hgutils.weightspace.zoo.sine_zoo`, DWSNets protocol)."""
-    from hgutils.weightspace.zoo import sine_zoo
-
-    return sine_zoo(scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, seed=seed, device=device)
-
-
-def resolve_generalization_dataset(cfg: GeneralizationConfig, data_dir: str | None = None) -> tuple[str, str]:
-    """Dataset for notebook 03's classifier zoo: ``(name, note)``.
-
-    ``cfg.dataset`` when a copy is found (``data_dir`` / ``$HGUTILS_DATA`` / packaged), else the
-    clearly named stand-in ``cfg.standin``; ``note`` says which and why.
-    """
-    from hgutils.data import DataNotFoundError, load_images
-
-    if cfg.dataset == cfg.standin:
-        return cfg.standin, f"{cfg.standin} (stand-in chosen by the preset; CIFAR-10 is not used at this scale)"
-    try:
-        load_images(cfg.dataset, split="test", data_dir=data_dir, limit=10)
-    except DataNotFoundError:
-        return cfg.standin, (
-            f"{cfg.standin} -- STAND-IN: no {cfg.dataset} copy found in data_dir / $HGUTILS_DATA; "
-            f"numbers below are NOT CIFAR-10 numbers"
-        )
-    return cfg.dataset, f"{cfg.dataset} (grayscale)"
-
-
-def classifier_zoo_for(
-    dataset: str, cfg: GeneralizationConfig, scale: str = "smoke", data_dir: str | None = None, seed: int = 0
-) -> Any:
-    """The MLP classifier zoo of notebook 03 (GTH-GMN reads MLPs only): the zoo preset of ``scale``
-    with the notebook's ``n_nets``, ``T`` and ``zoo_steps``; with ``T = 9`` the snapshots sit at the
-    Small CNN Zoo's checkpoint epochs (0, 1, 2, 3, 20, 40, 60, 80, 86 of 86, scaled to the steps)."""
-    from hgutils.weightspace.zoo import classifier_zoo
-
-    schedule = "cnn_zoo" if cfg.T == 9 else "uniform"
-    return classifier_zoo(
-        dataset,
-        scale=scale,
-        data_dir=data_dir,
-        arch="mlp",
-        n_nets=cfg.n_nets,
-        T=cfg.T,
-        steps=cfg.zoo_steps,
-        schedule=schedule,
-        seed=seed,
-    )
 
 
 def node_embeddings(

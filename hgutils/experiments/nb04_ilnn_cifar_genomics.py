@@ -34,6 +34,7 @@ from hgutils.nn.training import GENOMICS_RECIPE, VISION_RECIPE, History, train_c
 from hgutils.presets import Preset
 
 __all__ = [
+    "CONFIG",
     "GUE_TASKS",
     "ILNNConfig",
     "PAPER_CIFAR",
@@ -58,7 +59,8 @@ log = logging.getLogger(__name__)
 #: ``GUE/prom/prom_core_tata``); used when a GUE copy is found, skipped with a note otherwise.
 GUE_TASKS: tuple[str, ...] = ("gue/covid", "gue/prom_core_tata")
 
-#: The paper's numbers quoted by the notebook (ILNN, arXiv 2602.23981; REFERENCE §2):
+#: The paper's numbers quoted by the notebook (ILNN, ICLR 2026, arXiv:2602.23981, Tables 2-3):
+
 #: CIFAR accuracy (%) per flavour, ResNet-18 200 epochs; genomics MCC (%) Euclidean -> ILNN.
 PAPER_CIFAR: dict[str, dict[str, float]] = {
     "cifar10": {"euclidean": 95.14, "hcnn": 95.14, "ilnn": 95.36},
@@ -74,23 +76,12 @@ PAPER_GENOMICS_MCC: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class ILNNConfig(Preset):
-    """Sizes of notebook 04. Field defaults are the smoke values.
-
-    Medium sizing (measured single-threaded CPU seconds per training step on the development machine,
-    Euclidean / HCNN / ILNN): ResNet-8 widths (8, 16, 32), batch 128: 0.22 / 1.36 / 1.36 s, so 5 epochs
-    on 5k images = 40 steps x 5 x 2.94 s ~ 10 min, + evaluation and BN recalibration ~ 3 min; genomic
-    CNN, batch 64: length 200: 0.05 / 0.18 / 0.21 s, length 500: 0.12 / 0.46 / 0.52 s, so the four
-    genomics tasks (8 epochs) + the BN comparison ~ 10 min. Total ~ 25 CPU-minutes: within the 45-minute
-    budget on 2 quiet cores with margin (the issue's 10k images x 10 epochs would need ~50 minutes for
-    CIFAR alone, so medium uses 5k x 5). Measured: medium with ``cifar_epochs=3, genomics_epochs=5``
-    took 18 min wall on one thread of the shared machine (CIFAR 10.2 min, genomics 6.7 min, BN 0.8 min),
-    so the full preset is ~30 min.
-    """
+    """Sizes of notebook 04. Field defaults are the smoke values; the medium preset is sized to the
+    45-minute CPU budget from the per-step costs the notebook's §0 measures (README, status table)."""
 
     # --- CIFAR ResNets (Euclidean / HCNN-Lorentz / ILNN, one trunk)
     cifar_datasets: tuple[str, ...] = ("cifar10",)  # "cifar10" and/or "cifar100" (paper: both)
-    cifar_train: int = 1000  # class-balanced training subset (0 = full); smoke uses 1k,
-    # not the issue's 2k: 2k took ~3 min alone on the shared machine
+    cifar_train: int = 1000  # class-balanced training subset (0 = full)
     cifar_test: int = 300  # test images
     depth: int = 8  # ResNet depth: 8, 10 or 18
     widths: tuple[int, ...] = (4, 8, 16)  # channels per stage
@@ -176,6 +167,9 @@ class ILNNConfig(Preset):
             "n_seeds": 5,
         },
     }
+
+
+CONFIG = ILNNConfig
 
 
 @dataclass

@@ -1,0 +1,11 @@
+"""One driver module per notebook: ``nbNN_<name>`` belongs to ``notebooks/NN_<name>.ipynb``.
+
+Each module holds what its notebook needs and nothing the library should own: the preset
+(``CONFIG``, a :class:`hgutils.presets.Preset`), the paper's numbers with their source, the run
+functions and the notebook's own figures. Nothing else imports these modules; everything reusable
+lives in the library subpackages (:mod:`hgutils.manifolds`, :mod:`hgutils.nn`,
+:mod:`hgutils.weightspace`, :mod:`hgutils.similarity`, :mod:`hgutils.symmetry`, :mod:`hgutils.data`)
+and the one training loop :mod:`hgutils.train`.
+
+``nb00_template`` is the template for a new notebook (README, "Adding a notebook").
+"""

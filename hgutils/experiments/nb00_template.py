@@ -1,0 +1,92 @@
+r"""Notebook 00 -- the template: the cell layout every notebook follows, on a small real check.
+
+Copy ``notebooks/00_template.ipynb`` and this module to start notebook NN (see README,
+"Adding a notebook"). A driver module holds exactly what its notebook needs and nothing the
+library should own: the preset (:data:`CONFIG`), the paper's numbers with their source
+(:data:`PAPER`), the run function(s) and the notebook's figures. Everything reusable lives in the
+library and is imported from there.
+
+The example result is real and cheap: the Poincaré-ball exponential and logarithmic maps at the
+origin are inverse to each other (Ganea, Bécigneul & Hofmann 2018, "Hyperbolic Neural Networks",
+arXiv:1805.09112, Lemma 2 / Eq. 13), checked in float32 on random tangent vectors of growing norm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import torch
+
+from hgutils.manifolds import poincare as pm
+from hgutils.plotting import use_style
+from hgutils.presets import Preset
+
+__all__ = ["CONFIG", "PAPER", "TemplateConfig", "paper_table", "plot_errors", "roundtrip_errors"]
+
+#: The claim's value in the paper and where it is stated.
+PAPER: dict[str, Any] = {
+    "value": "log_0(exp_0(v)) = v exactly",
+    "source": "Ganea et al. 2018 (arXiv:1805.09112), Lemma 2 / Eq. 13",
+}
+
+
+@dataclass(frozen=True)
+class TemplateConfig(Preset):
+    """Sizes of the template notebook (smoke values are the defaults)."""
+
+    n_points: int = 2000  # random tangent vectors per norm
+    dim: int = 8  # dimension of the ball
+    c: float = 1.0  # curvature magnitude (sectional curvature -c)
+    max_norm: float = 6.0  # largest tangent norm tested (sqrt(c) |v|; tanh saturates near 8.3 in float32)
+    n_norms: int = 13  # norms from 0 to max_norm
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {},
+        "medium": {"n_points": 20000, "n_norms": 25},
+        "paper": {"n_points": 100000, "n_norms": 49},
+    }
+
+
+CONFIG = TemplateConfig
+
+
+def roundtrip_errors(cfg: TemplateConfig, seed: int = 0) -> pd.DataFrame:
+    r"""Relative error :math:`\|\log_0(\exp_0 v) - v\| / \|v\|` in float32, per tangent norm.
+
+    Returns one row per norm: ``norm``, ``median`` and ``max`` relative error over ``n_points``
+    random directions.
+    """
+    if cfg.n_points < 1 or cfg.n_norms < 2 or cfg.max_norm <= 0:
+        raise ValueError(f"need n_points >= 1, n_norms >= 2, max_norm > 0; got {cfg}")
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for r in torch.linspace(0.0, cfg.max_norm, cfg.n_norms).tolist()[1:]:
+        d = torch.randn(cfg.n_points, cfg.dim, generator=g)
+        v = r / cfg.c**0.5 * d / d.norm(dim=-1, keepdim=True)
+        err = (pm.logmap0(pm.expmap0(v, cfg.c), cfg.c) - v).norm(dim=-1) / v.norm(dim=-1)
+        rows.append({"norm": r, "median": float(err.median()), "max": float(err.max())})
+    return pd.DataFrame(rows)
+
+
+def paper_table(errors: pd.DataFrame) -> pd.DataFrame:
+    """The paper's statement beside the largest error we measured."""
+    return pd.DataFrame(
+        [{"claim": "log_0 inverts exp_0", "paper": PAPER["value"], "paper's source": PAPER["source"],
+          "ours (max relative error, float32)": f"{errors['max'].max():.2e}"}]
+    )  # fmt: skip
+
+
+def plot_errors(errors: pd.DataFrame) -> plt.Figure:
+    """Median and maximum round-trip error against the tangent norm (log scale)."""
+    use_style()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.semilogy(errors["norm"], errors["median"].clip(lower=1e-12), marker="o", label="median")
+    ax.semilogy(errors["norm"], errors["max"].clip(lower=1e-12), marker="s", label="max")
+    ax.set_xlabel(r"$\sqrt{c}\,\|v\|$")
+    ax.set_ylabel("relative error")
+    ax.set_title(r"$\log_0(\exp_0 v)$ vs $v$, float32")
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,230 @@
+"""Notebook 01 -- INR classification from weight trajectories (GTH-GMN paper, MNIST / Fashion-MNIST INRs).
+
+The preset (:data:`CONFIG`), the paper's numbers with their source (:data:`PAPER`), the zoo builder
+and the paper table. The protocol itself (split, variants, training) is the library's
+:mod:`hgutils.weightspace.comparison`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor
+
+from hgutils.plotting import poincare_disk, use_style
+from hgutils.presets import Preset
+from hgutils.weightspace import comparison
+
+__all__ = [
+    "CONFIG",
+    "INR_PAPER_KEYS",
+    "INR_VARIANTS",
+    "INRClassificationConfig",
+    "PAPER",
+    "PAPER_SOURCE",
+    "inr_zoo",
+    "paper_table",
+]
+
+#: The GTH-GMN paper: "Temporal Geometry of Deep Networks: Hyperbolic Representations of Training
+#: Dynamics for Intrinsic Explainability", ICLR 2026 (OpenReview Xq64xkQCak).
+PAPER_SOURCE = "GTH-GMN paper (ICLR 2026, OpenReview Xq64xkQCak), main results table"
+
+#: ``PAPER[task][model] = (mean, std)``; NFN_NP's numbers come from the NFN paper on its own SIREN
+#: sets (Zhou et al. 2023, arXiv:2302.14040), not from GTH-GMN's trajectories.
+PAPER: dict[str, dict[str, tuple[float, float]]] = {
+    "mnist_acc": {"GTH-GMN": (95.6, 0.18), "NFN_NP": (92.9, 0.22)},
+    "fashion_mnist_acc": {"GTH-GMN": (80.72, 0.29), "NFN_NP": (75.6, 1.07)},
+}
+INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashion_mnist_acc"}
+
+INR_VARIANTS: tuple[str, ...] = (
+    "GTH-GMN",
+    "GTH-GMN (T=1)",
+    "GTH-GMN (Euclidean)",
+    "GTH-GMN (no GRU)",
+    "StatNN",
+    "FlatMLP",
+    "NFN_NP",
+    "NFN_HNP",
+    "DWSNet",
+    "GMN",
+)
+
+
+@dataclass(frozen=True)
+class INRClassificationConfig(Preset):
+    """Notebook 01: classify INRs (one SIREN per image) from their weight trajectories."""
+
+    datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium/paper: MNIST + Fashion-MNIST
+    n_images: int = 120  # INRs per zoo (one per image, class-balanced)
+    inr_steps: int = 200  # Adam steps per INR (DWSNets: 1,000)
+    T: int = 5  # snapshots per INR trajectory (paper: 80-100)
+    shared_init: bool = True  # one SIREN initialisation for the whole zoo (paper preset: one per INR, as NFN)
+    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all models)
+    variants: tuple[str, ...] = INR_VARIANTS  # models (all trained on the same split)
+    n_seeds: int = 2  # model seeds (paper: 5)
+    epochs: int = 1  # max meta-network epochs (early stopping on validation accuracy)
+    patience: int = 2  # early-stopping patience (epochs)
+    batch_size: int = 32  # INRs per step
+    lr: float = 2e-3  # Adam lr of every model
+    gth_dim: int = 16  # GTH-GMN node-state dim
+    val_fraction: float = 0.15  # share of INRs for validation
+    test_fraction: float = 0.25  # share of INRs for test
+    split_seed: int = 0  # seed of the one shared split
+    refine_steps: int = 5  # Riemannian refinement steps for the node-embedding figures
+    n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {},
+        # medium is sized to the 45-minute CPU budget from the costs notebook 01 §0 measures
+
+        "medium": {
+            "datasets": ("mnist", "fashion_mnist"),
+            "n_images": 800,
+            "inr_steps": 300,
+            "T": 8,
+            "n_seeds": 3,
+            "epochs": 4,
+            "patience": 3,
+            "val_fraction": 0.1,
+            "test_fraction": 0.2,
+            "refine_steps": 20,
+            "n_figure_nets": 16,
+        },
+        "paper": {
+            "datasets": ("mnist", "fashion_mnist"),
+            "n_images": 70000,
+            "inr_steps": 1000,
+            "T": 100,
+            "shared_init": False,
+            "n_seeds": 5,
+            "epochs": 100,
+            "patience": 15,
+            "gth_dim": 32,
+            "val_fraction": 5000 / 70000,
+            "test_fraction": 10000 / 70000,
+            "refine_steps": 100,
+            "n_figure_nets": 64,
+        },
+    }
+
+
+CONFIG = INRClassificationConfig
+
+
+def inr_zoo(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
+    """The INR zoo of notebook 01: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's
+    sizes (``n_images``, ``inr_steps``, ``T``) and ``shared_init`` on top of the zoo preset of ``scale``."""
+    from hgutils.weightspace.zoo import inr_image_zoo
+
+    return inr_image_zoo(
+        dataset,
+        scale=scale,
+        data_dir=data_dir,
+        n_images=cfg.n_images,
+        steps=cfg.inr_steps,
+        T=cfg.T,
+        shared_init=cfg.shared_init,
+        seed=seed,
+        device=device,
+    )
+
+
+def paper_table(
+    task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
+) -> pd.DataFrame:
+    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.weightspace.comparison.paper_table`)."""
+    if task not in PAPER:
+        raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
+    return comparison.paper_table(PAPER[task], ours, metric, scale)
+
+
+# --------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------
+def _disk_coords(z: np.ndarray, c: float) -> np.ndarray:
+    """2-D view of ball points: the coordinates themselves when d = 2, else PCA of the tangent
+    vectors at 0 pushed back onto the 2-D disk (radii preserved: ``exp_0`` of the projected log)."""
+    z = np.asarray(z, dtype=float)
+    if z.shape[-1] == 2:
+        return z
+    sc = max(c, 1e-12) ** 0.5
+    n = np.linalg.norm(z, axis=-1, keepdims=True).clip(1e-12)
+    v = np.arctanh(np.clip(sc * n, 0, 1 - 1e-7)) * z / (sc * n)  # log_0
+    flat = v.reshape(-1, v.shape[-1])
+    mu = flat.mean(0)
+    _, _, vt = np.linalg.svd(flat - mu, full_matrices=False)
+    p = (v - mu) @ vt[:2].T
+    # rescale so each point keeps its tangent norm (= its hyperbolic radius / 2), then exp_0
+    pn = np.linalg.norm(p, axis=-1, keepdims=True).clip(1e-12)
+    p = p / pn * np.linalg.norm(v, axis=-1, keepdims=True)
+    pn = np.linalg.norm(p, axis=-1, keepdims=True).clip(1e-12)
+    return np.tanh(sc * pn) * p / (sc * pn)
+
+
+def plot_disk_early_late(
+    z: Tensor,
+    node_layer: Tensor,
+    c: float = 1.0,
+    early: int = 0,
+    late: int = -1,
+    steps: Sequence[int] | None = None,
+    layer_names: Sequence[str] | None = None,
+    title: str = "",
+) -> plt.Figure:
+    """Two Poincaré disks of one network's node embedding ``z [T, V, d]``: snapshot ``early`` and
+    ``late``, nodes coloured by MLP layer (``d > 2`` is shown by a shared radius-preserving PCA)."""
+    use_style()
+    z = torch.as_tensor(z).detach().double()
+    if z.dim() != 3:
+        raise ValueError(f"z must be one network's [T, V, d]; got shape {tuple(z.shape)}")
+    T = z.shape[0]
+    both = _disk_coords(z[[early, late]].numpy(), c)
+    lab = torch.as_tensor(node_layer).long().numpy()
+    names = list(layer_names) if layer_names is not None else [f"layer {l}" for l in np.unique(lab)]
+    fig, axes = plt.subplots(1, 2, figsize=(8, 4))
+    for ax, pts, t in zip(axes, both, (early % T, late % T)):
+        lbl = f"t = {t}" if steps is None else f"t = {t} (step {int(steps[t])})"
+        poincare_disk(ax, pts, c=c, colors=lab, labels=names, s=12, title=lbl)
+        for sp in ax.spines.values():
+            sp.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_radial_angular(stats: pd.DataFrame, title: str = "", layer_names: Sequence[str] | None = None) -> plt.Figure:
+    """Per-layer mean radius over ``t`` (band = mean within-network std) and the two separation
+    indices over ``t`` (output of :func:`radial_angular_stats`); ``layer_names[l]`` labels layer ``l``."""
+    use_style()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for l, g in stats.groupby("layer"):
+        name = layer_names[int(l)] if layer_names is not None and int(l) < len(layer_names) else f"layer {l}"
+        axes[0].plot(g["t"], g["radius_mean"], marker="o", ms=3, label=name)
+        axes[0].fill_between(g["t"], g["radius_mean"] - g["radius_std"], g["radius_mean"] + g["radius_std"], alpha=0.15)
+    axes[0].set_xlabel("snapshot t")
+    axes[0].set_ylabel("hyperbolic radius $d_c(0, z)$")
+    axes[0].legend(fontsize=7)
+    per_t = stats.groupby("t")[["radial_sep", "angular_sep"]].first()
+    axes[1].plot(per_t.index, per_t["radial_sep"], marker="o", ms=3, label=r"radial $\eta^2_r$")
+    axes[1].plot(per_t.index, per_t["angular_sep"], marker="s", ms=3, label=r"angular $\eta^2_\theta$")
+    axes[1].set_ylim(-0.02, 1.02)
+    axes[1].set_xlabel("snapshot t")
+    axes[1].set_ylabel("share of variance explained by layer")
+    axes[1].legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    return fig

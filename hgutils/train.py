@@ -1,0 +1,349 @@
+"""The one training loop of the companion: every model of every notebook trains through :func:`train`.
+
+What differs between models -- how a batch is drawn, what one optimiser step does, what is
+evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
+
+* a budget in epochs and/or optimiser steps (:class:`Budget`);
+* evaluation after every epoch, early stopping on the validation score with ``patience``, and the
+  best weights restored at the end (when the task has a validation score);
+* the training curves: one row per epoch with the mean training terms, the validation metrics, the
+  step count and the wall time (:attr:`TrainLog.history`);
+* checkpoint / resume: after every epoch the loop's state and the task's state are written
+  atomically (:func:`hgutils.repro.save_checked`); a rerun with the same ``key`` resumes exactly;
+* the learnability check (:class:`LearnabilityGate`): the task's training loss on a fixed probe set
+  before the first step and after the last (:meth:`TrainTask.probe`); a run whose loss never left
+  its initial plateau, or whose training accuracy stayed at chance, is marked *did not train*;
+* a progress bar over optimiser steps (:func:`hgutils.repro.progress`).
+
+The tasks in the library: :class:`hgutils.weightspace.training.MetaNetTask` (meta-networks on a
+zoo), :class:`hgutils.nn.training.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
+:class:`hgutils.weightspace.stacked.StackedTask` (N small networks trained at once, the zoos).
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hgutils.repro import load_checked, progress, save_checked
+
+log = logging.getLogger("hgutils")
+
+__all__ = ["Budget", "GateResult", "LearnabilityGate", "TrainLog", "TrainTask", "train"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to train and when to stop.
+
+    ``epochs`` passes over the task's batches, cut at ``max_steps`` optimiser steps when given (at
+    least one of the two is required). With ``patience``, training stops after that many
+    consecutive evaluations without a better validation score; ``restore_best`` then ends with the
+    weights of the best evaluation (only for tasks with a validation score).
+    """
+
+    epochs: int | None = None
+    max_steps: int | None = None
+    patience: int | None = None
+    restore_best: bool = True
+
+    def __post_init__(self) -> None:
+        if self.epochs is None and self.max_steps is None:
+            raise ValueError("a budget needs epochs or max_steps")
+        for name in ("epochs", "max_steps", "patience"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise ValueError(f"Budget.{name} must be a positive int or None; got {v!r}")
+
+    def total_steps(self, steps_per_epoch: int) -> int:
+        """Optimiser steps this budget allows for a task with ``steps_per_epoch`` steps per epoch."""
+        if self.max_steps is not None:
+            return self.max_steps
+        return self.epochs * steps_per_epoch  # type: ignore[operator]
+
+    def n_epochs(self, steps_per_epoch: int) -> int:
+        """Epochs to run: ``epochs``, or enough epochs to spend ``max_steps``."""
+        if self.epochs is not None:
+            return self.epochs
+        return math.ceil(self.max_steps / max(steps_per_epoch, 1))  # type: ignore[operator]
+
+
+class TrainTask(abc.ABC):
+    """What :func:`train` needs from a model: :meth:`batches` and :meth:`step` always; the other
+    methods have do-nothing defaults that subclasses override as needed.
+
+    ``steps_per_epoch`` is the number of :meth:`step` calls one epoch makes (for the progress bar
+    and the step budget).
+    """
+
+    steps_per_epoch: int = 1
+    eval_prefix: str = "val_"  # history columns of :meth:`evaluate` (``"test_"`` when it scores the test split)
+
+    @abc.abstractmethod
+    def batches(self, epoch: int) -> Iterable[Any]:
+        """The batches of epoch ``epoch`` (each is passed to :meth:`step`)."""
+
+    @abc.abstractmethod
+    def step(self, batch: Any, progress: float) -> dict[str, float]:
+        """One optimiser step on ``batch``; returns the values to accumulate over the epoch.
+
+        ``progress`` is the fraction of the step budget already spent (curricula and annealing).
+        """
+
+    def end_epoch(self, epoch: int, sums: dict[str, float], n_steps: int) -> dict[str, float]:
+        """Epoch bookkeeping (schedulers, statistics) and the training row: by default the mean of
+        every accumulated value over the epoch's steps, prefixed ``train_``."""
+        return {f"train_{k}": v / max(n_steps, 1) for k, v in sums.items()}
+
+    def evaluate(self) -> dict[str, float]:
+        """Validation metrics after an epoch (``{}``: nothing to validate)."""
+        return {}
+
+    def score(self, metrics: dict[str, float]) -> float | None:
+        """Validation score of ``metrics``, higher is better (``None``: no early stopping)."""
+        return None
+
+    def probe(self) -> dict[str, float]:
+        """Training loss (``"loss"``, and ``"accuracy"`` for classifiers) on a fixed subset of the
+        training data, without updating anything; ``{}`` when the task has none. :func:`train` calls
+        it before the first step and after the last (best weights restored) for the learnability check."""
+        return {}
+
+    def should_stop(self) -> bool:
+        """True when the task has nothing left to train (e.g. every network converged)."""
+        return False
+
+    def finish(self, completed: bool) -> None:
+        """Called once after the last step; ``completed`` is False when the task stopped itself."""
+        return None
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume (model, optimisers, random generators)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        return None
+
+    def snapshot(self) -> Any:
+        """A copy of the weights to keep as the best so far."""
+        return None
+
+    def restore(self, snapshot: Any) -> None:
+        """Load weights kept by :meth:`snapshot`."""
+        return None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The learnability check of one run: did it leave its initial plateau?"""
+
+    trained: bool
+    reason: str
+    initial_loss: float
+    final_loss: float
+    train_accuracy: float | None = None
+    chance: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LearnabilityGate:
+    """A run *trained* when its training loss fell by at least ``min_loss_drop`` (relative) below
+    its value before training (on a fixed probe set) and, for classification, its training accuracy exceeds chance by at
+    least ``min_accuracy_gain`` (absolute). Anything else is "did not train": a verdict built on such
+    a run is inconclusive, not a failure of the method.
+    """
+
+    min_loss_drop: float = 0.05
+    min_accuracy_gain: float = 0.10
+
+    def check(
+        self,
+        initial_loss: float,
+        final_loss: float,
+        train_accuracy: float | None = None,
+        chance: float | None = None,
+    ) -> GateResult:
+        """Judge one run from its training loss before and after training (and its training accuracy)."""
+        if not (math.isfinite(initial_loss) and math.isfinite(final_loss)):
+            return GateResult(False, "non-finite training loss", initial_loss, final_loss, train_accuracy, chance)
+        drop = (initial_loss - final_loss) / max(abs(initial_loss), 1e-12)
+        if drop < self.min_loss_drop:
+            reason = (
+                f"training loss {initial_loss:.4g} -> {final_loss:.4g} fell {100 * drop:.1f} % "
+                f"(< {100 * self.min_loss_drop:.0f} %): still on its initial plateau"
+            )
+            return GateResult(False, reason, initial_loss, final_loss, train_accuracy, chance)
+        if train_accuracy is not None and chance is not None and train_accuracy < chance + self.min_accuracy_gain:
+            reason = (
+                f"training accuracy {train_accuracy:.3f} is within {self.min_accuracy_gain:.2f} of chance {chance:.3f}"
+            )
+            return GateResult(False, reason, initial_loss, final_loss, train_accuracy, chance)
+        reason = f"training loss {initial_loss:.4g} -> {final_loss:.4g} ({100 * drop:.0f} % lower)"
+        if train_accuracy is not None and chance is not None:
+            reason += f", training accuracy {train_accuracy:.3f} (chance {chance:.3f})"
+        return GateResult(True, reason, initial_loss, final_loss, train_accuracy, chance)
+
+
+@dataclass
+class TrainLog:
+    """What :func:`train` returns.
+
+    ``history`` has one row per epoch: ``epoch``, ``step`` (optimiser steps so far), the task's
+    training row (:meth:`TrainTask.end_epoch`) and ``val_<metric>`` (:attr:`TrainTask.eval_prefix`);
+    it depends only on the seeds, never on the machine's speed. Wall times per epoch are kept apart:
+    ``epoch_seconds`` (evaluation included) and ``train_seconds`` (the optimiser steps only).
+    ``initial`` and ``final`` are :meth:`TrainTask.probe` before the first step and
+    after training: what :meth:`gate` compares.
+    """
+
+    history: list[dict[str, float]] = field(default_factory=list)
+    initial: dict[str, float] = field(default_factory=dict)
+    final: dict[str, float] = field(default_factory=dict)
+    train_seconds: list[float] = field(default_factory=list)
+    epoch_seconds: list[float] = field(default_factory=list)
+    steps: int = 0
+    best_epoch: int = -1
+    best_score: float = -math.inf
+    stopped: str = ""
+    resumed_from: int | None = None
+
+    def curve(self, key: str) -> list[float]:
+        """One column of the history (``nan`` where an epoch lacks it)."""
+        return [float(r.get(key, math.nan)) for r in self.history]
+
+    def gate(self, gate: LearnabilityGate | None = None, chance: float | None = None) -> GateResult:
+        """The learnability check of this run (``chance``: chance-level training accuracy, or None)."""
+        if "loss" not in self.initial or "loss" not in self.final:
+            raise ValueError("the learnability check needs the task's probe() losses before and after training")
+        return (gate or LearnabilityGate()).check(
+            self.initial["loss"], self.final["loss"], self.final.get("accuracy"), chance
+        )
+
+    @property
+    def seconds_per_epoch(self) -> float:
+        t = self.epoch_seconds
+        return sum(t) / len(t) if t else math.nan
+
+
+def _probe(task: TrainTask) -> dict[str, float]:
+    """:meth:`TrainTask.probe` with torch's global random state saved and restored (a probe that
+    runs a dropout layer must not change the run it measures)."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        return task.probe()
+
+
+def train(
+
+    task: TrainTask,
+    budget: Budget,
+    *,
+    checkpoint: str | Path | None = None,
+    key: str | None = None,
+    desc: str | None = None,
+) -> TrainLog:
+    """Train ``task`` within ``budget`` (module docstring); returns the :class:`TrainLog`.
+
+    With ``checkpoint`` the state after every epoch is saved there and a matching checkpoint (same
+    ``key``, e.g. a :func:`hgutils.repro.config_hash` of everything that defines the run) is
+    resumed; a checkpoint of another configuration is ignored with a warning.
+    """
+    spe = max(int(task.steps_per_epoch), 1)
+    total = budget.total_steps(spe)
+    n_epochs = budget.n_epochs(spe)
+    res = TrainLog()
+    best, bad, start = None, 0, 0
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    if ckpt is not None and ckpt.exists():
+        try:
+            st = load_checked(ckpt)
+            if st.get("key") != key:
+                raise ValueError("checkpoint belongs to another configuration")
+            task.load_state_dict(st["task"])
+            best, bad = st["best"], st["bad"]
+            res.history, res.initial, res.steps = st["history"], st["initial"], st["steps"]
+            res.train_seconds, res.epoch_seconds = (list(x) for x in st["seconds"])
+            res.best_epoch, res.best_score = st["best_epoch"], st["best_score"]
+            start = res.resumed_from = st["epoch"] + 1
+            log.info("resumed %s from epoch %d", ckpt, start)
+        except (ValueError, KeyError, RuntimeError) as exc:
+            log.warning("checkpoint %s not usable (%s); starting fresh", ckpt, exc)
+    spent = budget.max_steps is not None and res.steps >= budget.max_steps
+    stopped = start >= n_epochs or spent or (budget.patience is not None and bad >= budget.patience)
+    if start == 0:
+        res.initial = _probe(task)
+    completed = True
+    bar = progress(total=total, initial=min(res.steps, total), desc=desc or type(task).__name__)
+    try:
+        for epoch in range(start, n_epochs):
+            if stopped:
+                break
+            t0 = time.perf_counter()
+            sums: dict[str, float] = {}
+            n = 0
+            for batch in task.batches(epoch):
+                terms = task.step(batch, res.steps / max(total, 1))
+                res.steps += 1
+                n += 1
+                bar.update(1)
+                for k, v in terms.items():
+                    sums[k] = sums.get(k, 0.0) + v
+                if task.should_stop():
+                    stopped, completed, res.stopped = True, False, "task finished"
+                    break
+                if budget.max_steps is not None and res.steps >= budget.max_steps:
+                    stopped, res.stopped = True, "step budget spent"
+                    break
+            t_train = time.perf_counter() - t0
+            row: dict[str, float] = {"epoch": epoch, "step": res.steps, **task.end_epoch(epoch, sums, n)}
+            val = task.evaluate()
+            row.update({f"{task.eval_prefix}{k}": v for k, v in val.items()})
+            score = task.score(val)
+            if score is not None:
+                if score > res.best_score or res.best_epoch < 0:
+                    res.best_score, res.best_epoch, bad = score, epoch, 0
+                    best = task.snapshot()
+                else:
+                    bad += 1
+                if budget.patience is not None and bad >= budget.patience:
+                    stopped, res.stopped = True, f"no better validation score for {bad} epochs"
+            res.history.append(row)
+            res.train_seconds.append(t_train)
+            res.epoch_seconds.append(time.perf_counter() - t0)
+            if ckpt is not None:
+                save_checked(
+                    ckpt,
+                    {
+                        "key": key,
+                        "epoch": epoch,
+                        "task": task.state_dict(),
+                        "best": best,
+                        "bad": bad,
+                        "history": res.history,
+                        "seconds": (res.train_seconds, res.epoch_seconds),
+                        "initial": res.initial,
+                        "steps": res.steps,
+                        "best_epoch": res.best_epoch,
+                        "best_score": res.best_score,
+                    },
+                )
+    finally:
+        bar.close()
+    task.finish(completed)
+    if budget.restore_best and best is not None:
+        task.restore(best)
+    res.final = _probe(task)
+    if not res.stopped:
+        res.stopped = "epoch budget spent"
+    return res

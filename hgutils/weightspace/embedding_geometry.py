@@ -1,0 +1,178 @@
+r"""Geometry of meta-network node embeddings on the Poincaré ball, as numbers.
+
+Statistics of node embeddings on the Poincaré ball (the paper's visual claim: "layers separate
+radially and angularly over training and nodes drift toward the boundary"), measured as numbers so
+the claim can be judged:
+
+- :func:`radial_angular_stats` -- per snapshot ``t`` and MLP layer ``l``: mean / std hyperbolic
+  radius :math:`r_u = d_c(0, z_u) = \tfrac{2}{\sqrt c}\operatorname{artanh}(\sqrt c\|z_u\|)`, mean
+  resultant length of the directions :math:`\hat z_u = z_u/\|z_u\|`, plus the per-snapshot
+  separation indices :func:`radial_separation` and :func:`angular_separation`.
+- :func:`radial_separation` -- :math:`\eta^2_r = 1 - \sum_l\sum_{u\in l}(r_u-\bar r_l)^2 / \sum_u (r_u-\bar r)^2`,
+  the share of radius variance explained by the layer label (0: layers at the same radii,
+  1: each layer on its own sphere).
+- :func:`angular_separation` -- the same decomposition for directions (a spherical analysis of
+  variance): with mean resultant vectors :math:`m_l = \mathrm{mean}_{u\in l}\hat z_u`, :math:`m` overall,
+  :math:`\eta^2_\theta = 1 - \sum_l n_l(1-\|m_l\|^2) / (n(1-\|m\|^2))`
+  (0: every layer spread the same way, 1: each layer along a single direction, distinct layers).
+- :func:`outward_drift` -- change of the mean radius between two snapshots and the least-squares
+  slope of the mean radius over ``t``, plus the share of nodes whose radius grew.
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor
+
+from hgutils.manifolds import numerics as nx
+
+__all__ = [
+    "angular_separation",
+    "hyperbolic_radius",
+    "outward_drift",
+    "radial_angular_stats",
+    "radial_separation",
+]
+
+
+def _check_nodes(z: Tensor, node_layer: Tensor, name: str = "z") -> tuple[Tensor, Tensor]:
+    z = torch.as_tensor(z)
+    node_layer = torch.as_tensor(node_layer).long()
+    if z.dim() < 2:
+        raise ValueError(f"{name} must be [..., V, d] node coordinates; got shape {tuple(z.shape)}")
+    if node_layer.dim() != 1 or node_layer.shape[0] != z.shape[-2]:
+        raise ValueError(f"node_layer must be [V={z.shape[-2]}] layer labels; got shape {tuple(node_layer.shape)}")
+    if not torch.isfinite(z).all():
+        raise ValueError(f"{name} holds non-finite coordinates")
+    return z.double(), node_layer
+
+
+def hyperbolic_radius(z: Tensor, c: float = 1.0) -> Tensor:
+    r"""Distance to the origin :math:`d_c(0, z) = \tfrac{2}{\sqrt c}\operatorname{artanh}(\sqrt c\|z\|)`.
+
+    Shape ``z.shape[:-1]``.
+    ``c = 0`` means Euclidean coordinates (the ``c -> 0`` limit :math:`2\|z\|`).
+    """
+    if c < 0:
+        raise ValueError(f"c must be >= 0 (curvature magnitude; 0 = Euclidean); got {c}")
+    n = torch.as_tensor(z).double().norm(dim=-1)
+    if c == 0:
+        return 2.0 * n
+    sc = c**0.5
+    if bool((sc * n >= 1.0).any()):
+        raise ValueError(
+            f"points must lie in the ball of radius 1/sqrt(c)={1 / sc:.4g}; max norm was {float(n.max()):.4g}"
+        )
+    return 2.0 / sc * nx.artanh(sc * n)
+
+
+def radial_separation(r: Tensor, node_layer: Tensor) -> float:
+    r"""Share of the radius variance explained by the layer label, :math:`\eta^2_r \in [0, 1]`.
+
+    ``r [V]``; returns 0 when all radii are equal (nothing to explain).
+    """
+    r = torch.as_tensor(r).double()
+    node_layer = torch.as_tensor(node_layer).long()
+    if r.dim() != 1 or node_layer.shape != r.shape:
+        raise ValueError(f"r and node_layer must both be [V]; got {tuple(r.shape)} and {tuple(node_layer.shape)}")
+    total = ((r - r.mean()) ** 2).sum()
+    if float(total) <= 1e-24 * max(1.0, float((r**2).sum())):
+        return 0.0
+    within = sum(((r[node_layer == l] - r[node_layer == l].mean()) ** 2).sum() for l in node_layer.unique())
+    return float((1.0 - within / total).clamp(0.0, 1.0))
+
+
+def angular_separation(z: Tensor, node_layer: Tensor) -> float:
+    r"""Spherical analysis of variance of the node directions, :math:`\eta^2_\theta \in [0, 1]`.
+
+    ``z [V, d]``; nodes at the origin have no direction and are skipped. Returns 0 when all
+    directions coincide (no angular spread to explain).
+    """
+    z, node_layer = _check_nodes(z, node_layer)
+    if z.dim() != 2:
+        raise ValueError(f"z must be [V, d]; got shape {tuple(z.shape)}")
+    n = z.norm(dim=-1)
+    keep = n > 1e-12
+    u, lab = z[keep] / n[keep, None], node_layer[keep]
+    if u.shape[0] == 0:
+        return 0.0
+    total = u.shape[0] * (1.0 - float((u.mean(0) ** 2).sum()))
+    if total <= 1e-12:
+        return 0.0
+    within = sum(int((lab == l).sum()) * (1.0 - float((u[lab == l].mean(0) ** 2).sum())) for l in lab.unique())
+    return float(min(max(1.0 - within / total, 0.0), 1.0))
+
+
+def radial_angular_stats(
+    z: Tensor, node_layer: Tensor, c: float = 1.0, steps: Sequence[int] | None = None
+) -> pd.DataFrame:
+    """Per-snapshot, per-layer statistics of node coordinates ``z [T, V, d]`` (or ``[B, T, V, d]``,
+    averaged over the ``B`` networks after computing each network's statistics).
+
+    Returns a long DataFrame with columns ``t, step, layer, radius_mean, radius_std, resultant,
+    radial_sep, angular_sep`` (``radial_sep`` / ``angular_sep`` are per snapshot, repeated on each
+    layer row). ``c = 0`` treats the coordinates as Euclidean.
+    """
+    z, node_layer = _check_nodes(z, node_layer)
+    if z.dim() == 3:
+        z = z.unsqueeze(0)
+    if z.dim() != 4:
+        raise ValueError(f"z must be [T, V, d] or [B, T, V, d]; got shape {tuple(z.shape)}")
+    B, T = z.shape[:2]
+    if steps is None:
+        steps = list(range(T))
+    if len(steps) != T:
+        raise ValueError(f"steps must list one value per snapshot (T={T}); got {len(steps)}")
+    r = hyperbolic_radius(z, c)  # [B, T, V]
+    dirs = z / z.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    layers = node_layer.unique().tolist()
+    rows = []
+    for t in range(T):
+        rad = float(np.mean([radial_separation(r[b, t], node_layer) for b in range(B)]))
+        ang = float(np.mean([angular_separation(z[b, t], node_layer) for b in range(B)]))
+        for l in layers:
+            m = node_layer == l
+            rows.append(
+                {
+                    "t": t,
+                    "step": int(steps[t]),
+                    "layer": int(l),
+                    "radius_mean": float(r[:, t, m].mean()),
+                    "radius_std": float(r[:, t, m].std(dim=-1, unbiased=False).mean()),
+                    "resultant": float(dirs[:, t, m].mean(1).norm(dim=-1).mean()),
+                    "radial_sep": rad,
+                    "angular_sep": ang,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def outward_drift(z: Tensor, c: float = 1.0, early: int = 0, late: int = -1) -> dict[str, float]:
+    """Outward drift of node coordinates ``z [T, V, d]`` (or ``[B, T, V, d]``) between two snapshots.
+
+    Returns ``{"radius_early", "radius_late", "delta", "slope", "frac_outward"}``: mean radius at
+    ``early`` and ``late``, their difference, the least-squares slope of the mean radius against the
+    snapshot index ``t`` (per snapshot), and the share of nodes with a larger radius at ``late``.
+    """
+    z = torch.as_tensor(z).double()
+    if z.dim() == 3:
+        z = z.unsqueeze(0)
+    if z.dim() != 4 or z.shape[1] < 2:
+        raise ValueError(f"z must be [T>=2, V, d] or [B, T>=2, V, d]; got shape {tuple(z.shape)}")
+    r = hyperbolic_radius(z, c)  # [B, T, V]
+    mean_t = r.mean(dim=(0, 2)).numpy()
+    t = np.arange(len(mean_t), dtype=float)
+    slope = float(np.polyfit(t, mean_t, 1)[0])
+    re, rl = r[:, early], r[:, late]
+    return {
+        "radius_early": float(re.mean()),
+        "radius_late": float(rl.mean()),
+        "delta": float((rl - re).mean()),
+        "slope": slope,
+        "frac_outward": float((rl > re).double().mean()),
+    }

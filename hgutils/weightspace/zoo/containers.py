@@ -1,0 +1,252 @@
+"""Zoo containers: the architecture specs (:class:`MLPSpec`, :class:`CNNSpec`) and :class:`Zoo`.
+
+A zoo holds ``N`` networks of one architecture, each recorded at ``T`` training steps, as stacked
+tensors ``params[key] [N, T, ...]`` (see :mod:`hgutils.weightspace.stacked` for the layout) plus
+per-network metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from hgutils.weightspace.stacked import mlp_forward
+
+log = logging.getLogger("hgutils")
+
+
+@dataclass(frozen=True)
+class MLPSpec:
+    """Architecture of an MLP zoo: widths ``sizes = (in, h_1, ..., out)``, hidden activation, omega0.
+
+    ``output_offset`` is a constant added to the output (0.5 for the DWSNets INR).
+    """
+
+    sizes: tuple[int, ...]
+    activation: str
+    omega0: float | None = None
+    output_offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))
+        if len(self.sizes) < 2 or any(s <= 0 for s in self.sizes):
+            raise ValueError(f"MLPSpec.sizes must list >= 2 positive widths; got {self.sizes}")
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.sizes) - 1
+
+    def forward(self, params: Mapping[str, Tensor], x: Tensor, **kw: Any) -> Tensor:
+        """:func:`~hgutils.weightspace.stacked.mlp_forward` with this spec's activation and offset."""
+        return mlp_forward(params, x, self.activation, omega0=self.omega0, output_offset=self.output_offset, **kw)
+
+
+@dataclass(frozen=True)
+class CNNSpec:
+    """Small-CNN-Zoo architecture: ``n_conv`` convs (``channels``, ``kernel``, ``stride``, padding
+    ``kernel // 2``), global average pooling, one dense layer to ``n_classes``.
+
+    Parameter keys: ``W0..W{n_conv-1}`` ``[out_ch, in_ch, k, k]`` per network, ``W{n_conv}``
+    ``[n_classes, channels]``, and the biases ``b*``.
+    """
+
+    in_channels: int = 1
+    channels: int = 16
+    n_conv: int = 3
+    kernel: int = 3
+    stride: int = 2
+    n_classes: int = 10
+    activation: str = "relu"
+
+    @property
+    def n_layers(self) -> int:
+        return self.n_conv + 1
+
+
+@dataclass
+class Zoo:
+    """A zoo of ``N`` networks with ``T`` snapshots each, as stacked tensors.
+
+    Attributes
+    ----------
+    spec
+        :class:`MLPSpec` (or :class:`CNNSpec` for the CNN classifier zoo).
+    params
+        ``{"W0": [N, T, out, in], "b0": [N, T, out], ...}`` (float32, or float16 storage).
+    steps
+        ``[T]`` int64 training steps of the snapshots (0 = initialisation, last = final).
+    meta
+        Per-network tensors with first dimension ``N``: ``"label"`` (INR image class),
+        ``"target"`` (sine ``(a, b)``), ``"test_acc"`` (classifiers), ``"final_loss"``, ``"psnr"``,
+        sampled hyperparameters.
+    info
+        Non-tensor details: dataset source, config, vocabularies of coded hyperparameters.
+    """
+
+    spec: MLPSpec | CNNSpec
+    params: dict[str, Tensor]
+    steps: Tensor
+    meta: dict[str, Tensor] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.params:
+            raise ValueError("a Zoo needs parameters")
+        N, T = next(iter(self.params.values())).shape[:2]
+        if self.steps.dim() != 1 or self.steps.shape[0] != T:
+            raise ValueError(f"steps must be [T={T}]; got shape {tuple(self.steps.shape)}")
+        for k, v in self.params.items():
+            if v.shape[:2] != (N, T):
+                raise ValueError(f"params[{k!r}] must start with [N={N}, T={T}]; got {tuple(v.shape)}")
+        for k, v in self.meta.items():
+            if v.shape[:1] != (N,):
+                raise ValueError(f"meta[{k!r}] must start with N={N}; got shape {tuple(v.shape)}")
+        if isinstance(self.spec, MLPSpec):
+            L = self.spec.n_layers
+            if set(self.params) != {f"{p}{l}" for l in range(L) for p in "Wb"}:
+                raise ValueError(f"params keys {sorted(self.params)} do not match {L}-layer spec {self.spec}")
+            for l in range(L):
+                want = (self.spec.sizes[l + 1], self.spec.sizes[l])
+                if tuple(self.params[f"W{l}"].shape[2:]) != want or tuple(self.params[f"b{l}"].shape[2:]) != want[:1]:
+                    raise ValueError(
+                        f"layer {l}: W/b shapes {tuple(self.params[f'W{l}'].shape)} / "
+                        f"{tuple(self.params[f'b{l}'].shape)} do not match spec sizes "
+                        f"{self.spec.sizes}"
+                    )
+
+    def __len__(self) -> int:
+        return next(iter(self.params.values())).shape[0]
+
+    @property
+    def T(self) -> int:
+        return int(self.steps.shape[0])
+
+    def _replace(self, params: dict[str, Tensor], steps: Tensor, meta: dict[str, Tensor]) -> Zoo:
+        return Zoo(self.spec, params, steps, meta, dict(self.info))
+
+    def subset(self, idx: Sequence[int] | Tensor | slice) -> Zoo:
+        """Zoo of the networks ``idx`` (indices, bool mask or slice; all snapshots kept)."""
+        if isinstance(idx, slice):
+            sel: Any = idx
+        else:
+            sel = torch.as_tensor(idx)
+            if sel.dtype == torch.bool:
+                if sel.shape != (len(self),):
+                    raise ValueError(f"a boolean mask must be [N={len(self)}]; got {tuple(sel.shape)}")
+                sel = sel.nonzero().squeeze(1)
+            sel = sel.long()
+            if sel.numel() and (sel.min() < -len(self) or sel.max() >= len(self)):
+                raise ValueError(f"network indices must lie in [0, {len(self)}); got {sel.min()}..{sel.max()}")
+        return self._replace(
+            {k: v[sel] for k, v in self.params.items()}, self.steps, {k: v[sel] for k, v in self.meta.items()}
+        )
+
+    def snapshots(self, idx: Sequence[int] | Tensor | slice) -> Zoo:
+        """Zoo restricted to the snapshots ``idx`` (indices into the ``T`` axis, e.g. ``[-1]``)."""
+        if isinstance(idx, slice):
+            sel: Any = idx
+        else:
+            sel = torch.as_tensor(idx).long().reshape(-1)
+            if sel.numel() == 0:
+                raise ValueError("select at least one snapshot")
+            if sel.min() < -self.T or sel.max() >= self.T:
+                raise ValueError(f"snapshot indices must lie in [-{self.T}, {self.T}); got {sel.tolist()}")
+        steps = self.steps[sel]
+        if steps.numel() == 0:
+            raise ValueError(f"snapshot selection {idx} is empty")
+        return self._replace({k: v[:, sel] for k, v in self.params.items()}, steps, dict(self.meta))
+
+    def weights(self) -> list[tuple[Tensor, Tensor]]:
+        """Weight-space tuple view: per layer ``(W [N, T, out, in], b [N, T, out])`` (views, no copy)."""
+        L = self.spec.n_layers
+        return [(self.params[f"W{l}"], self.params[f"b{l}"]) for l in range(L)]
+
+    def final(self) -> dict[str, Tensor]:
+        """Parameters of the last snapshot, ``{key: [N, ...]}`` (float32)."""
+        return {k: v[:, -1].float() for k, v in self.params.items()}
+
+    def at(self, t: int) -> dict[str, Tensor]:
+        """Parameters of snapshot ``t``, ``{key: [N, ...]}`` (float32)."""
+        return {k: v[:, t].float() for k, v in self.params.items()}
+
+    def to(self, dtype: torch.dtype) -> Zoo:
+        """Copy with parameters stored as ``dtype`` (e.g. ``torch.float16`` halves the memory)."""
+        return self._replace({k: v.to(dtype) for k, v in self.params.items()}, self.steps, dict(self.meta))
+
+    def rms_scales(self, idx: Sequence[int] | Tensor | None = None) -> dict[str, float]:
+        r"""Per-tensor scale :math:`\sigma_k = \sqrt{\overline{p_k^2}}` (mean over the networks ``idx``
+        -- default all --, every snapshot and every entry of parameter tensor ``k``)."""
+        sel = slice(None) if idx is None else torch.as_tensor(idx).long()
+        scales = {k: float(v[sel].double().pow(2).mean().sqrt()) for k, v in self.params.items()}
+        zero = [k for k, v in scales.items() if not v > 0]
+        if zero:
+            raise ValueError(f"parameter tensor(s) {zero} are all zero over the selected networks; cannot rescale")
+        return scales
+
+    def rescaled(self, scales: dict[str, float]) -> Zoo:
+        r"""Copy with every parameter tensor divided by its scale, :math:`\tilde p_k = p_k / \sigma_k`.
+
+        One positive scalar per tensor (the same for every network, snapshot and entry), so each
+        network's neuron-permutation symmetries and the signs and zeros of its
+        weights are unchanged; only the layers' relative magnitudes are equalised (a SIREN's hidden
+        weights are ~30x smaller than its first layer's). The scales are stored in
+        ``info["param_scale"]``. Use :meth:`rms_scales` of the *training* networks so no statistic
+        of the test networks leaks into the inputs.
+        """
+        if set(scales) != set(self.params):
+            raise ValueError(f"scales must name every parameter tensor {sorted(self.params)}; got {sorted(scales)}")
+        bad = {k: v for k, v in scales.items() if not (math.isfinite(v) and v > 0)}
+        if bad:
+            raise ValueError(f"scales must be finite and positive; got {bad}")
+        out = self._replace(
+            {k: (v.float() / scales[k]).to(v.dtype) for k, v in self.params.items()}, self.steps, dict(self.meta)
+        )
+        out.info["param_scale"] = dict(scales)
+        return out
+
+    def nbytes(self) -> int:
+        """Bytes held by the parameter tensors."""
+        return sum(v.numel() * v.element_size() for v in self.params.values())
+
+    def split(self, fractions: Sequence[float], seed: int = 0) -> tuple[Zoo, ...]:
+        """Deterministic random split into ``len(fractions)`` disjoint zoos.
+
+        Sizes are ``floor(f * N)``; if the fractions sum to 1 the last part takes the remainder.
+        """
+        fr = [float(f) for f in fractions]
+        if not fr or any(f < 0 for f in fr) or sum(fr) > 1 + 1e-9:
+            raise ValueError(f"fractions must be non-negative and sum to <= 1; got {fr}")
+        N = len(self)
+        g = torch.Generator().manual_seed(int(seed))
+        perm = torch.randperm(N, generator=g)
+        sizes = [int(math.floor(f * N)) for f in fr]
+        if abs(sum(fr) - 1) < 1e-9:
+            sizes[-1] = N - sum(sizes[:-1])
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.subset(perm[start : start + s].sort().values))
+            start += s
+        return tuple(out)
+
+    @staticmethod
+    def concat(zoos: Sequence[Zoo]) -> Zoo:
+        """Concatenate zoos with the same spec and steps along the network axis."""
+        if not zoos:
+            raise ValueError("concat needs at least one zoo")
+        z0 = zoos[0]
+        for z in zoos[1:]:
+            if z.spec != z0.spec or not torch.equal(z.steps, z0.steps) or set(z.meta) != set(z0.meta):
+                raise ValueError("concat needs zoos with the same spec, steps and meta keys")
+        return Zoo(
+            z0.spec,
+            {k: torch.cat([z.params[k] for z in zoos]) for k in z0.params},
+            z0.steps,
+            {k: torch.cat([z.meta[k] for z in zoos]) for k in z0.meta},
+            dict(z0.info),
+        )

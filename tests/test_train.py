@@ -1,0 +1,153 @@
+"""The one training loop (hgutils.train): budgets, early stopping, best weights, resume, the gate."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from hgutils.train import Budget, LearnabilityGate, TrainTask, train
+
+
+class LinearTask(TrainTask):
+    """Least squares y = X w on minibatches; validation MSE on a held-out set (optionally noisy)."""
+
+    def __init__(self, n=64, d=3, batch=16, lr=0.05, seed=0, val_noise=0.0, fail_at=None):
+        g = torch.Generator().manual_seed(seed)
+        self.X = torch.randn(n, d, generator=g, dtype=torch.float64)
+        self.w_true = torch.randn(d, generator=g, dtype=torch.float64)
+        self.y = self.X @ self.w_true
+        self.Xv = torch.randn(32, d, generator=g, dtype=torch.float64)
+        self.yv = self.Xv @ self.w_true + val_noise * torch.randn(32, generator=g, dtype=torch.float64)
+        self.w = torch.zeros(d, dtype=torch.float64)
+        self.batch, self.lr, self.fail_at, self.calls = batch, lr, fail_at, 0
+        self.gen = torch.Generator().manual_seed(seed + 1)
+        self.steps_per_epoch = math.ceil(n / batch)
+        self.finished = None
+
+    def batches(self, epoch):
+        perm = torch.randperm(len(self.y), generator=self.gen)
+        return [perm[i : i + self.batch] for i in range(0, len(perm), self.batch)]
+
+    def step(self, idx, progress):
+        self.calls += 1
+        if self.fail_at is not None and self.calls == self.fail_at:
+            raise KeyboardInterrupt("simulated interruption")
+        r = self.X[idx] @ self.w - self.y[idx]
+        self.w = self.w - self.lr * 2 * self.X[idx].T @ r / len(idx)
+        return {"loss": float((r**2).mean())}
+
+    def evaluate(self):
+        return {"mse": float(((self.Xv @ self.w - self.yv) ** 2).mean())}
+
+    def probe(self):
+        return {"loss": float(((self.X @ self.w - self.y) ** 2).mean())}
+
+    def score(self, metrics):
+        return -metrics["mse"]
+
+    def state_dict(self):
+        return {"w": self.w.clone(), "gen": self.gen.get_state()}
+
+    def load_state_dict(self, state):
+        self.w, _ = state["w"].clone(), self.gen.set_state(state["gen"])
+
+    def snapshot(self):
+        return self.w.clone()
+
+    def restore(self, snapshot):
+        self.w = snapshot.clone()
+
+    def finish(self, completed):
+        self.finished = completed
+
+
+def test_budget_validation():
+    with pytest.raises(ValueError, match="epochs or max_steps"):
+        Budget()
+    with pytest.raises(ValueError, match="positive int"):
+        Budget(epochs=0)
+    with pytest.raises(ValueError, match="positive int"):
+        Budget(epochs=2, patience=True)
+    assert Budget(epochs=3).total_steps(5) == 15
+    assert Budget(max_steps=7).n_epochs(3) == 3  # enough epochs to spend the steps
+    assert Budget(epochs=3, max_steps=4).total_steps(5) == 4
+
+
+def test_history_has_one_row_per_epoch_and_the_loss_falls():
+    task = LinearTask()
+    log = train(task, Budget(epochs=5))
+    assert [r["epoch"] for r in log.history] == [0, 1, 2, 3, 4]
+    assert [r["step"] for r in log.history] == [4, 8, 12, 16, 20] and log.steps == 20
+    loss = log.curve("train_loss")
+    assert loss[-1] < 0.1 * loss[0]
+    assert all(a >= b >= 0 for a, b in zip(log.epoch_seconds, log.train_seconds)) and len(log.epoch_seconds) == 5
+    assert "val_mse" in log.history[0] and log.initial["loss"] > 10 * log.final["loss"]
+    assert task.finished is True and log.stopped == "epoch budget spent"
+
+
+def test_max_steps_cut_an_epoch_short_and_it_is_still_evaluated():
+    log = train(LinearTask(), Budget(epochs=10, max_steps=6))
+    assert log.steps == 6 and [r["step"] for r in log.history] == [4, 6]
+    assert log.stopped == "step budget spent"
+
+
+def test_early_stopping_restores_the_best_weights():
+    # lr too large: the validation error grows every epoch after the first
+    task = LinearTask(lr=1.5)
+    log = train(task, Budget(epochs=20, patience=2))
+    assert len(log.history) == 3 and log.best_epoch == 0 and log.stopped.startswith("no better validation")
+    best_mse = log.history[0]["val_mse"]
+    assert task.evaluate()["mse"] == pytest.approx(best_mse)
+    task2 = LinearTask(lr=1.5)
+    train(task2, Budget(epochs=3, restore_best=False))
+    assert task2.evaluate()["mse"] == pytest.approx(train(LinearTask(lr=1.5), Budget(epochs=3)).history[-1]["val_mse"])
+
+
+def test_a_task_that_finishes_stops_the_loop():
+    class Converges(LinearTask):
+        def should_stop(self):
+            return self.calls >= 3
+
+    task = Converges()
+    log = train(task, Budget(epochs=5))
+    assert log.steps == 3 and task.finished is False and log.stopped == "task finished"
+
+
+def test_interrupted_run_resumes_to_the_same_result(tmp_path):
+    ref = LinearTask()
+    train(ref, Budget(epochs=4))
+    ckpt = tmp_path / "run.ckpt"
+    broken = LinearTask(fail_at=11)  # dies in epoch 2, after two epochs were checkpointed
+    with pytest.raises(KeyboardInterrupt):
+        train(broken, Budget(epochs=4), checkpoint=ckpt, key="k")
+    again = LinearTask()
+    log = train(again, Budget(epochs=4), checkpoint=ckpt, key="k")
+    assert log.resumed_from == 2 and len(log.history) == 4
+    assert torch.equal(again.w, ref.w)
+    other = LinearTask()
+    log2 = train(other, Budget(epochs=1), checkpoint=ckpt, key="another run")  # not resumed
+    assert log2.resumed_from is None
+
+
+def test_learnability_gate_flags_a_plateau_and_passes_a_learner():
+    gate = LearnabilityGate(min_loss_drop=0.05, min_accuracy_gain=0.1)
+    flat = gate.check(initial_loss=2.3026, final_loss=2.30)
+    assert not flat.trained and "plateau" in flat.reason
+    chance = gate.check(initial_loss=2.3, final_loss=1.5, train_accuracy=0.14, chance=0.1)
+    assert not chance.trained and "chance" in chance.reason
+    ok = gate.check(initial_loss=2.3, final_loss=0.4, train_accuracy=0.9, chance=0.1)
+    assert ok.trained and ok.to_dict()["final_loss"] == 0.4
+    assert not gate.check(float("nan"), 0.1).trained
+    # on a real run: the learner passes, a constant-output stand-in does not
+    assert train(LinearTask(), Budget(epochs=3)).gate(gate).trained
+    log0 = train(LinearTask(lr=0.0), Budget(epochs=3))
+    assert log0.initial == log0.final and not log0.gate(gate).trained
+    with pytest.raises(ValueError, match="probe"):
+        train(_NoProbe(), Budget(epochs=1)).gate()
+
+
+class _NoProbe(LinearTask):
+    def probe(self):
+        return {}
