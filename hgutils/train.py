@@ -245,7 +245,6 @@ def _probe(task: TrainTask) -> dict[str, float]:
 
 
 def train(
-
     task: TrainTask,
     budget: Budget,
     *,

@@ -83,7 +83,6 @@ class INRClassificationConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium is sized to the 45-minute CPU budget from the costs notebook 01 §0 measures
-
         "medium": {
             "datasets": ("mnist", "fashion_mnist"),
             "n_images": 800,

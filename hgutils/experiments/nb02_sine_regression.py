@@ -55,7 +55,6 @@ class SineRegressionConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # sized to the 45-minute CPU budget from the costs notebook 02 §0 measures
-
         "medium": {
             "n_nets": 800,
             "T": 8,

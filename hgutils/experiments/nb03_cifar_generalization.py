@@ -80,7 +80,6 @@ class GeneralizationConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"dataset": "digits"},
         # sized to the 45-minute CPU budget from the costs notebook 03 §0 measures
-
         "medium": {
             "standin": "mnist",
             "n_nets": 800,

@@ -70,7 +70,6 @@ class GTHGMNConfig:
     """GTH-GMN hyper-parameters. The paper gives none of the sizes (embedding dimension, heads,
     layers, curvature, learning rates); each default below states why it was chosen."""
 
-
     dim: int = 16  # node state dim d; small: medium preset (5k INRs, T=20) must train on 2 CPU cores
     heads: int = 2  # attention heads; 2 is the smallest "multi-head"
     head_dim: int = 4  # per-head q/k/v dim; edge-level cost ~ heads*head_dim, 4 halves it vs 8 (measured)
@@ -107,7 +106,6 @@ class GTHGMNConfig:
     snapshots: Snapshots = "all"  # GTH-GMN reads the whole trajectory; 1 = single-checkpoint ablation
     checkpoint_snapshots: bool = False  # recompute each snapshot in the backward: training memory ~flat
     # in T (only per-snapshot node states kept) for extra time; off by default since T is small on CPU
-
 
     def loss_weights(self) -> dict[str, float]:
         return {

@@ -28,7 +28,6 @@ log = logging.getLogger("hgutils")
 class INRZooConfig(Preset):
     """One SIREN INR per image (the DWSNets / NFN protocol). Smoke values are the defaults."""
 
-
     n_images: int = 200  # INRs in the zoo (one per image); paper: every image of the dataset
     split: str = "all"  # "train", "test" or "all" (train then test) images of the dataset
     hidden: tuple[int, ...] = (32, 32)  # hidden widths; 2 -> 32 -> 32 -> 1 as DWSNets/NFN
@@ -47,7 +46,6 @@ class INRZooConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium: sized by benchmarks/zoo.py (cost per INR-step) to fit the notebook budget
-
         "medium": {"n_images": 5000, "steps": 100, "T": 20},
         "paper": {"n_images": 70000, "steps": 1000, "T": 100},
     }

@@ -25,7 +25,6 @@ log = logging.getLogger("hgutils")
 class SineZooConfig(Preset):
     """SIRENs fitting ``a sin(b x)`` (the DWSNets protocol). Smoke values are the defaults."""
 
-
     n_nets: int = 128  # INRs in the zoo (DWSNets: test 1,000 / val 1,000 / rest train)
     n_points: int = 200  # x grid on [-pi, pi) (DWSNets: 2,000 points)
     a_range: tuple[float, float] = (0.0, 10.0)  # amplitude a ~ U(a_range) (DWSNets: U(0, 10))
@@ -45,7 +44,6 @@ class SineZooConfig(Preset):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium: sized by benchmarks/zoo.py (cost per INR-step) to fit the notebook budget
-
         "medium": {"n_nets": 2000, "n_points": 500, "steps": 300, "T": 20},
         "paper": {"n_nets": 10000, "n_points": 2000, "steps": 1500, "T": 100},
     }
