@@ -216,6 +216,9 @@ def output_dirs(
 # --------------------------------------------------------------------------------------------
 # claims ledger
 # --------------------------------------------------------------------------------------------
+INCONCLUSIVE = "inconclusive (did not train)"
+
+
 def _verdict(holds: bool | None) -> str:
     return {True: "holds", False: "fails", None: "not tested at this scale"}[holds]
 
@@ -247,10 +250,25 @@ class Claim:
     holds: bool | None
     source: str
     scale: str
+    trained: dict[str, Any] | None = None  # per judged model: {"trained": bool, "reason": str}
 
     @property
     def verdict(self) -> str:
+        """``holds`` / ``fails`` / ``not tested at this scale``, or ``inconclusive (did not train)``
+        when a model the claim judges did not pass the learnability check (whatever ``holds`` says)."""
+        if self.untrained:
+            return INCONCLUSIVE
         return _verdict(self.holds)
+
+    @property
+    def untrained(self) -> list[str]:
+        """The judged models that did not pass the learnability check."""
+        return [m for m, g in (self.trained or {}).items() if not g["trained"]]
+
+    @property
+    def verdict_detail(self) -> str:
+        """The verdict, naming the models that did not train when it is inconclusive."""
+        return f"{self.verdict}: {', '.join(self.untrained)}" if self.untrained else self.verdict
 
 
 class Claims:
@@ -258,7 +276,10 @@ class Claims:
 
     ``claims.add(id, statement, paper=..., ours=..., criterion=..., holds=..., source=...)`` records
     one claim; ``holds`` must come from a comparison computed in the run (``None`` = not tested at
-    this scale). ``save(results_dir)`` writes ``claims.json``; ``show()`` prints the full table;
+    this scale). ``trained={model: gate}`` records the learnability check of every model the claim
+    judges (a :class:`hgutils.train.GateResult`, or a dict with ``trained`` and ``reason``): if any
+    did not train, the verdict is ``inconclusive (did not train)``, never ``fails``.
+    ``save(results_dir)`` writes ``claims.json``; ``show()`` prints the full table;
     ``print_verdicts()`` prints only ``id: verdict`` lines -- the cell nbval checks.
     """
 
@@ -272,15 +293,33 @@ class Claims:
         self.rows: list[Claim] = []
 
     def add(
-        self, id: str, statement: str, *, paper: Any, ours: Any, criterion: str, holds: bool | None, source: str
+        self,
+        id: str,
+        statement: str,
+        *,
+        paper: Any,
+        ours: Any,
+        criterion: str,
+        holds: bool | None,
+        source: str,
+        trained: dict[str, Any] | None = None,
     ) -> Claim:
-        """Record a claim. ``holds`` is ``True``/``False`` from a measured criterion, or ``None``."""
+        """Record a claim. ``holds`` is ``True``/``False`` from a measured criterion, or ``None``;
+        ``trained`` maps each judged model to its learnability check (class docstring)."""
         if any(r.id == id for r in self.rows):
             raise ValueError(f"claim id {id!r} already recorded in {self.notebook}")
         if holds is not None and not isinstance(holds, (bool, np.bool_)):
             raise ValueError(f"holds must be True, False or None; got {holds!r}")
         if not criterion:
             raise ValueError(f"claim {id!r}: a verdict needs an explicit criterion")
+        gates = None
+        if trained is not None:
+            gates = {}
+            for model, g in trained.items():
+                g = g.to_dict() if hasattr(g, "to_dict") else dict(g)
+                if not isinstance(g.get("trained"), (bool, np.bool_)):
+                    raise ValueError(f"claim {id!r}: trained[{model!r}] needs a bool 'trained'; got {g!r}")
+                gates[str(model)] = {"trained": bool(g["trained"]), "reason": str(g.get("reason", ""))}
         row = Claim(
             id,
             statement,
@@ -290,7 +329,9 @@ class Claims:
             None if holds is None else bool(holds),
             source,
             self.scale,
+            gates,
         )
+
         self.rows.append(row)
         return row
 
@@ -321,7 +362,7 @@ class Claims:
         """The ledger as a Markdown table."""
         head = "| claim | statement | paper | ours | criterion | verdict |\n|---|---|---|---|---|---|\n"
         body = "".join(
-            f"| {r.id} | {r.statement} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.criterion} | {r.verdict} |\n"
+            f"| {r.id} | {r.statement} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.criterion} | {r.verdict_detail} |\n"
             for r in self.rows
         )
         return head + body

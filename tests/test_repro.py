@@ -177,3 +177,39 @@ def test_output_dirs_layout(tmp_path):
     assert res == tmp_path / "r" / "smoke" / "05_x" and res.is_dir()
     assert fig == tmp_path / "f" / "smoke" and fig.is_dir()
     assert os.path.isdir(fig)
+
+
+def test_a_claim_whose_models_did_not_train_is_inconclusive(tmp_path):
+    from hgutils.repro import INCONCLUSIVE, Claims
+    from hgutils.train import LearnabilityGate
+
+    gate = LearnabilityGate()
+    ok, flat = gate.check(2.3, 0.5, 0.9, 0.1), gate.check(2.3, 2.29, 0.1, 0.1)
+    c = Claims("nb", "smoke")
+    r1 = c.add(
+        "a",
+        "A beats B",
+        paper=1,
+        ours=-0.2,
+        criterion="a - b > 0",
+        holds=False,
+        source="s",
+        trained={"A": ok, "B": flat},
+    )
+    r2 = c.add(
+        "b",
+        "A beats C",
+        paper=1,
+        ours=0.3,
+        criterion="a - c > 0",
+        holds=True,
+        source="s",
+        trained={"A": ok, "C": {"trained": True, "reason": "fine"}},
+    )
+    assert r1.verdict == INCONCLUSIVE and r1.untrained == ["B"] and "B" in r1.verdict_detail
+    assert r2.verdict == "holds"
+    with pytest.raises(ValueError, match="bool 'trained'"):
+        c.add("c", "x", paper=1, ours=1, criterion="y", holds=True, source="s", trained={"A": {"reason": "?"}})
+    back = Claims.load(c.save(tmp_path))
+    assert [r.verdict for r in back.rows] == [INCONCLUSIVE, "holds"]
+    assert back.rows[0].trained["B"]["trained"] is False and "inconclusive" in back.markdown()
