@@ -69,7 +69,10 @@ def make_data(n=8, T=3, dtype=torch.float32, seed=0) -> WeightData:
 
 
 def small_cfg(**kw) -> GTHGMNConfig:
-    base = dict(dim=8, heads=2, head_dim=4, gru_hidden=8, aux_edges=32)
+    """The joint protocol with weights as input (what these tests check); the two-stage protocol,
+    the default, is tested in tests/test_gth_gmn_two_stage.py."""
+    base = dict(dim=8, heads=2, head_dim=4, gru_hidden=8, aux_edges=32, protocol="joint", use_edge_weight=True)
+
     base.update(kw)
     return GTHGMNConfig(**base)
 

@@ -141,9 +141,13 @@ def test_checkpoint_resume_gives_the_uninterrupted_run(tmp_path):
 
 
 def test_two_stage_optimisation_moves_ball_coordinates_only_in_stage_two():
+    """The joint protocol's split: Euclidean Adam first, Riemannian Adam on the base coordinates later."""
     zoo = make_zoo(8, 2)
     torch.manual_seed(2)
-    m = build_metanet("GTH-GMN", zoo, "classification", 2, stage1_frac=0.5, riemannian_lr=0.05, **SMALL_GTH)
+    m = build_metanet(
+        "GTH-GMN", zoo, "classification", 2, stage1_frac=0.5, riemannian_lr=0.05, protocol="joint", **SMALL_GTH
+    )
+
     data = m.prepare(zoo)
     a0 = m.anchors.detach().clone()
     fit(

@@ -30,6 +30,8 @@ from hgutils.repro import progress, seed_everything
 log = logging.getLogger("hgutils")
 
 __all__ = [
+    "INPUTS",
+    "SYMMETRY_RESPECTING",
     "VARIANTS",
     "ComparisonResult",
     "Splits",
@@ -38,9 +40,11 @@ __all__ = [
     "build_variant",
     "class_separation",
     "compare",
+    "constant_snapshots",
     "make_splits",
     "node_embeddings",
     "paper_table",
+    "prepare_inputs",
     "run_comparison",
     "summarize",
 ]
@@ -69,7 +73,7 @@ def _v(name: str, base: str, snapshots: Any = None, temporal: bool = False, note
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in [
-        _v("GTH-GMN", "GTH-GMN", "all", True, "full model: whole trajectory, hyperbolic attention, GRU kernels"),
+        _v("GTH-GMN", "GTH-GMN", "all", True, "the paper's training: reconstruction, Riemannian refinement, head"),
         _v("GTH-GMN (T=1)", "GTH-GMN", 1, False, "ablation: final checkpoint only"),
         _v("GTH-GMN (Euclidean)", "GTH-GMN", "all", True, "ablation: Euclidean attention (c -> 0)", euclidean=True),
         _v(
@@ -85,24 +89,78 @@ VARIANTS: dict[str, Variant] = {
             "GTH-GMN",
             "all",
             True,
-            "Riemannian lr / 10 (variance analysis)",
-            riemannian_lr=1e-4,
+            "stage-2 Riemannian step / 10 (the paper's remedy)",
+            refine_lr=1e-3,
+        ),
+        _v(
+            "GTH-GMN (fine-tuned)",
+            "GTH-GMN",
+            "all",
+            True,
+            "reconstruction pretraining, then the whole model on the task",
+            protocol="finetune",
+        ),
+        _v(
+            "GTH-GMN (joint)",
+            "GTH-GMN",
+            "all",
+            True,
+            "task + small reconstruction terms from the start",
+            protocol="joint",
+        ),
+        _v(
+            "GTH-GMN (weights as input)",
+            "GTH-GMN",
+            "all",
+            True,
+            "signed weights also fed to the attention",
+            use_edge_weight=True,
         ),
         _v("StatNN", "StatNN", "last", False, "7 statistics per tensor -> MLP"),
         _v("StatNN (traj)", "StatNN", "all", True, "statistics of every snapshot"),
-        _v("FlatMLP", "FlatMLP", "last", False, "flattened weights -> MLP"),
-        _v("FlatMLP (traj)", "FlatMLP", "all", True, "flattened trajectory -> MLP"),
-        _v("FlatMLP+aug", "FlatMLP+aug", "last", False, "with permutation augmentation"),
+        _v(
+            "FlatMLP",
+            "FlatMLP",
+            "last",
+            False,
+            "flattened weights -> MLP; exploits the neuron alignment of a shared initialisation",
+        ),
+        _v("FlatMLP (traj)", "FlatMLP", "all", True, "flattened trajectory -> MLP (exploits alignment too)"),
+        _v("FlatMLP+aug", "FlatMLP+aug", "last", False, "random hidden permutation per network and step"),
+        _v("FlatMLP+aug (traj)", "FlatMLP+aug", "all", True, "the same, one permutation for all snapshots"),
         _v("NFN_NP", "NFN_NP", "last", False, "neural functional, NP layers"),
         _v("NFN_NP (traj)", "NFN_NP", "all", True, "snapshots as channels"),
         _v("NFN_HNP", "NFN_HNP", "last", False, "neural functional, HNP layers"),
         _v("NFN_HNP (traj)", "NFN_HNP", "all", True, "snapshots as channels"),
         _v("DWSNet", "DWSNet", "last", False, "equivariant weight-space layers"),
         _v("DWSNet (traj)", "DWSNet", "all", True, "snapshots as channels"),
-        _v("GMN", "GMN", "last", False, "Euclidean edge-MPNN on the parameter graph"),
+        _v("GMN", "GMN", "last", False, "Euclidean edge-MPNN on the parameter graph, global mean readout"),
         _v("GMN (traj)", "GMN", "all", True, "snapshots as edge channels"),
+        _v("GMN (per-layer)", "GMN", "last", False, "GMN with a per-MLP-layer readout", readout="per_layer"),
+        _v(
+            "GMN (per-layer, traj)",
+            "GMN",
+            "all",
+            True,
+            "per-layer readout, snapshots as edge channels",
+            readout="per_layer",
+        ),
     ]
 }
+
+#: Baselines that respect the networks' hidden-neuron permutation symmetry (by design or, FlatMLP+aug,
+#: by augmentation): the fair comparison set for "GTH-GMN beats the best baseline".
+SYMMETRY_RESPECTING: tuple[str, ...] = (
+    "StatNN",
+    "NFN_NP",
+    "NFN_HNP",
+    "DWSNet",
+    "GMN",
+    "GMN (per-layer)",
+    "FlatMLP+aug",
+)
+#: How every model's inputs are prepared (:func:`prepare_inputs`).
+INPUTS: tuple[str, ...] = ("standardize", "delta", "rms", "none")
 
 
 def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: dict[str, Any] | None = None) -> Any:
@@ -181,10 +239,11 @@ class ComparisonResult:
     Attributes
     ----------
     table
-        One row per (model, seed): ``model, seed, temporal`` and the test metrics
-        (``test_accuracy`` / ``test_mse`` / ``test_kendall_tau``), validation metrics (``val_*``),
-        ``best_epoch``, ``epochs_run``, ``steps``, ``seconds_per_epoch`` (wall), ``cpu_seconds`` (process
-        CPU time of the whole fit: the cost on a quiet machine), ``prepare_seconds``.
+        One row per (model, seed): ``model, seed, temporal``, the test metrics (``test_accuracy`` /
+        ``test_mse`` / ``test_kendall_tau``), validation metrics (``val_*``), the learning rate used
+        (``lr``), the learnability check (``trained``, ``gate``), ``best_epoch``, ``epochs_run``,
+        ``steps``, ``seconds_per_epoch`` (wall), ``cpu_seconds`` (process CPU time of the whole fit),
+        ``prepare_seconds``, and for two-stage GTH-GMN the reconstruction metrics (``recon_*``).
     splits
         The one split every model used.
     models
@@ -194,6 +253,13 @@ class ComparisonResult:
     outputs
         Test-set predictions of the first seed per variant: ``(true, predicted)`` arrays
         (predicted class / value / accuracy; for InfoNCE encoders the test embeddings).
+    curves
+        ``curves[model][seed]``: the loop's per-epoch history (training terms, validation metrics);
+        two-stage models also ``curves[model + " (stage 1)"]``.
+    lr_search
+        ``lr_search[model] = {lr: validation score}`` when a learning-rate grid was searched.
+    inputs
+        How the inputs were prepared (:func:`prepare_inputs`), and the snapshots dropped as constant.
     """
 
     table: pd.DataFrame
@@ -202,14 +268,80 @@ class ComparisonResult:
     data: dict[Any, Any] = field(default_factory=dict)
     outputs: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     data_key: dict[str, Any] = field(default_factory=dict)
+    curves: dict[str, dict[int, list[dict[str, float]]]] = field(default_factory=dict)
+    lr_search: dict[str, dict[float, float]] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)
 
     def data_for(self, name: str) -> Any:
         """The prepared container variant ``name`` was trained on."""
         return self.data[self.data_key[name]]
 
+    def gate(self, name: str) -> dict[str, Any]:
+        """Learnability check of model ``name`` over all its seeds: ``{"trained", "reason"}`` -- trained
+        only if every seed passed (the reason of the first seed that did not, else of seed 0)."""
+        rows = self.table[self.table["model"] == name]
+        if rows.empty:
+            raise ValueError(f"model {name!r} not in the results; have {sorted(set(self.table['model']))}")
+        bad = rows[~rows["trained"].astype(bool)]
+        row = bad.iloc[0] if len(bad) else rows.iloc[0]
+        return {"trained": bool(len(bad) == 0), "reason": f"seed {row['seed']}: {row['gate']}"}
+
+    def gates(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """:meth:`gate` of every model in ``names`` (for ``Claims.add(..., trained=...)``)."""
+        return {n: self.gate(n) for n in names}
+
 
 def _data_key(model: Any) -> tuple[str, str]:
     return type(model).__name__, repr(model.snapshots)
+
+
+def constant_snapshots(zoo: Any, idx: Tensor | None = None) -> list[int]:
+    """Snapshots at which every network of ``zoo[idx]`` has the same parameters (e.g. step 0 of a
+    shared-initialisation zoo): they carry no information about any network."""
+    sel = slice(None) if idx is None else idx
+    out = []
+    for t in range(zoo.T):
+        if all(bool((v[sel, t] == v[sel, t][:1]).all()) for v in zoo.params.values()):
+            out.append(t)
+    return out
+
+
+def prepare_inputs(
+    zoo: Any, splits: Splits, inputs: str = "standardize", drop_constant: bool = True
+) -> tuple[Any, dict[str, Any]]:
+    """The zoo every model reads: constant snapshots dropped, then ``inputs`` applied.
+
+    ``"standardize"``: per entry and snapshot, with the training networks' mean and std
+    (:meth:`~hgutils.weightspace.zoo.Zoo.standardized`, the DWSNets pipeline); ``"delta"``: each
+    network's update since its initialisation :math:`W_t - W_0` (:meth:`~hgutils.weightspace.zoo.Zoo.updates`),
+    then standardised (computed before dropping snapshot 0); ``"rms"``: one scale per tensor
+    (:meth:`~hgutils.weightspace.zoo.Zoo.rescaled`); ``"none"``. Returns the zoo and a record of what was done.
+    """
+    if inputs not in INPUTS:
+        raise ValueError(f"inputs must be one of {INPUTS}; got {inputs!r}")
+    if inputs == "delta":
+        zoo = zoo.updates()
+    dropped = constant_snapshots(zoo, splits.train) if drop_constant else []
+    if len(dropped) == zoo.T:
+        raise ValueError("every snapshot is identical across the training networks: nothing to learn from")
+    if dropped:
+        zoo = zoo.snapshots([t for t in range(zoo.T) if t not in dropped])
+    if inputs in ("standardize", "delta"):
+        zoo = zoo.standardized(zoo.entry_stats(splits.train))
+    elif inputs == "rms":
+        zoo = zoo.rescaled(zoo.rms_scales(splits.train))
+    return zoo, {"inputs": inputs, "dropped_snapshots": dropped, "T": zoo.T}
+
+
+def _fingerprint(zoo: Any) -> str:
+    """A cheap content hash of a zoo's parameters (for cache keys)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for k in sorted(zoo.params):
+        h.update(k.encode())
+        h.update(zoo.params[k].detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 def run_comparison(
@@ -223,7 +355,11 @@ def run_comparison(
     train_cfg: Any = None,
     gth_overrides: dict[str, Any] | None = None,
     desc: str = "",
-    rescale: bool = False,
+    inputs: str = "standardize",
+    drop_constant: bool = True,
+    lr_grid: Sequence[float] | None = None,
+    lr_search_steps: int | None = None,
+    gate: Any = None,
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -244,14 +380,18 @@ def run_comparison(
         Model seeds; each seeds the model initialisation (:func:`hgutils.repro.seed_everything`)
         and the loop's batch order (``TrainConfig.seed``).
     train_cfg
-        A :class:`hgutils.weightspace.training.TrainConfig` (its ``seed`` is replaced per run).
-    rescale
-        Divide every parameter tensor by its RMS over the *training* networks
-        (:meth:`~hgutils.weightspace.zoo.Zoo.rescaled`) before any model sees the zoo -- the same
-        inputs for every model. DWSNets' pipeline also normalises its inputs with training-set weight
-        statistics (there: mean and std per entry); one scale per tensor keeps every permutation
-        symmetry exact.
+        A :class:`hgutils.weightspace.training.TrainConfig` (its ``seed`` and ``lr`` are replaced per run).
+    inputs, drop_constant
+        How every model's inputs are prepared (:func:`prepare_inputs`): the same for every model.
+    lr_grid, lr_search_steps
+        Per model, each learning rate of ``lr_grid`` is tried on the first seed for
+        ``lr_search_steps`` optimiser steps (default: the full budget) and the one with the best
+        validation score is used for every seed -- the same tuning effort for every model. Results
+        are cached (:func:`hgutils.repro.cached`) by zoo content, split, model and settings.
+    gate
+        The :class:`hgutils.train.LearnabilityGate` thresholds (default ones if ``None``).
     """
+    from hgutils.repro import cached
     from hgutils.weightspace.metanets.heads import predict
     from hgutils.weightspace.training import TrainConfig, embeddings, fit, predict_outputs
 
@@ -265,6 +405,8 @@ def run_comparison(
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be a non-empty list of distinct ints; got {seeds}")
+    if lr_grid is not None and (len(lr_grid) == 0 or any(not lr > 0 for lr in lr_grid)):
+        raise ValueError(f"lr_grid must hold positive learning rates; got {lr_grid}")
     n = len(zoo)
     allidx = torch.cat([splits.train, splits.val, splits.test])
     if int(allidx.max()) >= n or int(allidx.min()) < 0 or len(allidx.unique()) != len(allidx):
@@ -272,38 +414,95 @@ def run_comparison(
     if target is not None and len(target) != n:
         raise ValueError(f"target must have one entry per network ({n}); got {len(target)}")
     train_cfg = train_cfg or TrainConfig()
-    if rescale:
-        zoo = zoo.rescaled(zoo.rms_scales(splits.train))
-    res = ComparisonResult(pd.DataFrame(), splits)
+    zoo, record = prepare_inputs(zoo, splits, inputs, drop_constant)
+    res = ComparisonResult(pd.DataFrame(), splits, inputs=record)
     rows = []
     prep_time: dict[Any, float] = {}
+    fp = _fingerprint(zoo) if lr_grid else ""
+
+    def data_of(model: Any, name: str) -> Any:
+        key = _data_key(model)
+        if key not in res.data:
+            t0 = time.perf_counter()
+            res.data[key] = model.prepare(zoo)
+            prep_time[key] = time.perf_counter() - t0
+        res.data_key[name] = key
+        return res.data[key]
+
+    def search(name: str) -> dict[float, float]:
+        def run() -> dict[float, float]:
+            scores = {}
+            for lr in lr_grid:
+                seed_everything(seeds[0])
+                model = build_variant(name, zoo, task, out_dim, gth_overrides)
+                steps = lr_search_steps or train_cfg.steps
+                cfg = replace(train_cfg, seed=seeds[0], lr=float(lr), steps=steps, checkpoint_path=None)
+                fr = fit(
+                    model,
+                    data_of(model, name),
+                    target,
+                    splits.train,
+                    splits.val,
+                    None,
+                    cfg,
+                    desc=f"{name} lr={lr:g}",
+                    gate=gate,
+                )
+                scores[float(lr)] = float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
+            return scores
+
+        key = {
+            "zoo": fp,
+            "task": task,
+            "variant": name,
+            "overrides": gth_overrides,
+            "split": splits.train,
+            "val": splits.val,
+            "cfg": replace(train_cfg, seed=0),
+            "grid": list(lr_grid),
+            "steps": lr_search_steps,
+            "seed": seeds[0],
+            "version": 1,
+        }
+        return cached("lr_search", key, run)
+
     for name in progress(list(variants), desc=desc or "models"):
+        lr = train_cfg.lr
+        if lr_grid:
+            res.lr_search[name] = search(name)
+            lr = max(res.lr_search[name], key=res.lr_search[name].get)
         for si, seed in enumerate(seeds):
             seed_everything(seed)
             model = build_variant(name, zoo, task, out_dim, gth_overrides)
-            key = _data_key(model)
-            if key not in res.data:
-                t0 = time.perf_counter()
-                res.data[key] = model.prepare(zoo)
-                prep_time[key] = time.perf_counter() - t0
-            res.data_key[name] = key
-            data = res.data[key]
-            cfg = replace(train_cfg, seed=seed)
+            data = data_of(model, name)
+            cfg = replace(train_cfg, seed=seed, lr=lr)
             c0 = time.process_time()
-            fr = fit(model, data, target, splits.train, splits.val, splits.test, cfg, desc=f"{name} s{seed}")
-            row: dict[str, Any] = {"model": name, "seed": seed, "temporal": VARIANTS[name].temporal}
-            for part in ("test", "val"):
+            fr = fit(model, data, target, splits.train, splits.val, splits.test, cfg, desc=f"{name} s{seed}", gate=gate)
+            gs = fr.gate_summary()
+            row: dict[str, Any] = {
+                "model": name,
+                "seed": seed,
+                "temporal": VARIANTS[name].temporal,
+                "lr": lr,
+                "trained": gs["trained"],
+                "gate": gs["reason"],
+            }
+            for part in ("test", "val", "train"):
                 for k, v in fr.metrics.get(part, {}).items():
                     row[f"{part}_{k}"] = v
+            row.update({f"recon_{k}": v for k, v in fr.recon.items()})
             row.update(
                 best_epoch=fr.best_epoch,
                 epochs_run=len(fr.history),
                 steps=fr.steps,
                 seconds_per_epoch=fr.seconds_per_epoch,
                 cpu_seconds=time.process_time() - c0,
-                prepare_seconds=prep_time[key],
+                prepare_seconds=prep_time[res.data_key[name]],
             )
             rows.append(row)
+            res.curves.setdefault(name, {})[seed] = fr.history
+            if fr.pretrain_log is not None:
+                res.curves.setdefault(f"{name} (stage 1)", {})[seed] = fr.pretrain_log.history
             if si == 0:
                 res.models[name] = model
                 if task == "infonce":

@@ -164,6 +164,9 @@ class TemporalParamGraph:
     spec : MLPSpec
     param_dtype : torch.dtype
         dtype of the zoo parameters, restored by :meth:`to_params`.
+    node_pos : LongTensor [V]
+        1-based position of input and output neurons in their layer, 0 for every other node (hidden
+        neurons and bias nodes are permutable, so they carry no position).
     """
 
     edge_index: Tensor
@@ -174,6 +177,7 @@ class TemporalParamGraph:
     node_feat: Tensor
     spec: Any
     param_dtype: torch.dtype | None = None
+    node_pos: Tensor | None = None
 
     @classmethod
     def from_params(cls, params: dict[str, Tensor], spec: Any) -> TemporalParamGraph:
@@ -203,11 +207,13 @@ class TemporalParamGraph:
             node_feat,
             spec,
             param_dtype,
+            top["node_pos"],
         )
 
     @classmethod
     def from_zoo(cls, zoo: Any) -> TemporalParamGraph:
         """Graphs of every network and snapshot of an MLP ``zoo`` (:class:`~hgutils.weightspace.zoo.Zoo`)."""
+
         return cls.from_params(zoo.params, zoo.spec)
 
     def to_params(self) -> dict[str, Tensor]:

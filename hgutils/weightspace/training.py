@@ -24,7 +24,7 @@ import copy
 import logging
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from scipy.stats import kendalltau
 from torch import Tensor
 
 from hgutils.repro import config_hash
-from hgutils.train import Budget, TrainLog, TrainTask, train
+from hgutils.train import Budget, GateResult, LearnabilityGate, TrainLog, TrainTask, train
 from hgutils.weightspace.metanets.base import MetaNet, to_device
 from hgutils.weightspace.metanets.heads import predict, task_loss
 
@@ -44,14 +44,15 @@ log = logging.getLogger("hgutils")
 class TrainConfig:
     """Training-loop settings (the same for every model: same budget, same tuning effort)."""
 
-    epochs: int = 30  # maximum epochs
+    epochs: int = 30  # maximum epochs (ignored when ``steps`` is set)
+    steps: int | None = None  # budget in optimiser steps (epochs follow from it; evaluation once per epoch)
     batch_size: int = 32  # networks per step
     lr: float = 1e-3  # Adam learning rate (Euclidean parameters)
     weight_decay: float = 0.0  # Adam weight decay
     patience: int = 10  # early stopping: epochs without validation improvement
     seed: int = 0  # shuffling / augmentation / sampling seed
     grad_clip: float | None = 5.0  # global gradient-norm clip (None = off)
-    max_steps: int | None = None  # hard cap on optimiser steps (smoke tests)
+    max_steps: int | None = None  # hard cap on optimiser steps (kept for old callers; ``steps`` is the budget)
     eval_batch_size: int = 128  # networks per evaluation batch
     temperature: float = 0.1  # InfoNCE temperature
     aug_noise: float = 0.2  # InfoNCE views: Gaussian weight noise sigma (DWSNets protocol [2nd])
@@ -60,6 +61,14 @@ class TrainConfig:
     restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
     device: str = "cpu"  # "cpu" or "cuda": model and each batch are moved there (data stays where it is)
     probe_size: int = 256  # training networks on which the loss is measured before/after (learnability check)
+
+    def budget(self) -> Budget:
+        """The loop's :class:`hgutils.train.Budget` for these settings."""
+        if self.steps is not None:
+            return Budget(max_steps=self.steps, patience=self.patience, restore_best=self.restore_best)
+        return Budget(
+            epochs=self.epochs, max_steps=self.max_steps, patience=self.patience, restore_best=self.restore_best
+        )
 
 
 @dataclass
@@ -74,6 +83,19 @@ class FitResult:
     steps: int = 0
     resumed_from: int | None = None
     log: TrainLog | None = None  # the loop's record: curves, probes before/after (learnability check)
+    gates: dict[str, GateResult] = field(default_factory=dict)  # learnability checks, one per training stage
+    pretrain_log: TrainLog | None = None  # two-stage protocol: the self-supervised stage
+    recon: dict[str, float] = field(default_factory=dict)  # two-stage: reconstruction metrics (validation)
+
+    @property
+    def trained(self) -> bool:
+        """True when every stage passed its learnability check (and at least one was checked)."""
+        return bool(self.gates) and all(g.trained for g in self.gates.values())
+
+    def gate_summary(self) -> dict[str, Any]:
+        """``{"trained": bool, "reason": "stage: reason; ..."}`` for the claims ledger."""
+        reason = "; ".join(f"{k}: {g.reason}" for k, g in self.gates.items())
+        return {"trained": self.trained, "reason": reason}
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -215,7 +237,8 @@ class MetaNetTask(TrainTask):
         self.opt_e = torch.optim.Adam(self.euclid, lr=cfg.lr, weight_decay=cfg.weight_decay)
         r_lr = getattr(model, "riemannian_lr", cfg.lr)
         self.opt_r = geoopt.optim.RiemannianAdam(manifold, lr=r_lr, amsgrad=True) if manifold else None
-        self.stage2_epoch = round(getattr(model, "stage1_frac", 0.0) * cfg.epochs)
+        self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
+        self.stage2_epoch = round(getattr(model, "stage1_frac", 0.0) * cfg.budget().n_epochs(self.steps_per_epoch))
         self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
         self.epoch = 0
 
@@ -291,6 +314,133 @@ class MetaNetTask(TrainTask):
         self.model.load_state_dict(snapshot)
 
 
+class ReconstructionTask(MetaNetTask):
+    """Stage 1 of the two-stage protocol: the model's self-supervised reconstruction objective
+    (``model.pretrain_terms``, weighted by ``model.recon_weights()``) on the training networks; the
+    task head is not trained. Validation score and probe: the deterministic full-graph
+    reconstruction loss (link + magnitude + sign) without refinement."""
+
+    def step(self, b: Tensor, progress: float) -> dict[str, float]:
+        model, cfg = self.model, self.cfg
+        batch = to_device(self.data[b], self.dev)
+        terms = model.pretrain_terms(batch, progress, self.gen)
+        w = model.recon_weights()
+        loss = sum(w.get(k, 0.0) * v for k, v in terms.items())
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"non-finite reconstruction loss: { {k: float(v) for k, v in terms.items()} }")
+        self.opt_e.zero_grad(set_to_none=True)
+        if self.opt_r is not None:
+            self.opt_r.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.euclid, cfg.grad_clip)
+        self.opt_e.step()
+        if self.opt_r is not None:
+            self.opt_r.step()
+        out = {k: float(v.detach()) for k, v in terms.items()}
+        out["loss"] = float(loss.detach())
+        return out
+
+    def _recon_loss(self, idx: Tensor) -> dict[str, float]:
+        was = self.model.training
+        self.model.eval()
+        w = self.model.recon_weights()
+        tot, n = 0.0, 0
+        parts: dict[str, float] = {}
+        with torch.no_grad():
+            for b in _batches(idx, self.cfg.eval_batch_size):
+                batch = to_device(self.data[b], self.dev)
+                z, _ = self.model.node_states(batch)
+                B, T, V, d = z.shape
+                zf = z.reshape(B * T, V, d)
+                terms = self.model.full_recon_terms(
+                    zf, self.model._tangent(zf), batch, batch.edge_weight.reshape(B * T, -1)
+                )
+                for k, v in terms.items():
+                    parts[k] = parts.get(k, 0.0) + float(v) * len(b)
+                tot += float(sum(w.get(k, 0.0) * v for k, v in terms.items())) * len(b)
+                n += len(b)
+        self.model.train(was)
+        return {"loss": tot / n, **{k: v / n for k, v in parts.items()}}
+
+    def evaluate(self) -> dict[str, float]:
+        return self._recon_loss(self.va)
+
+    def score(self, metrics: dict[str, float]) -> float:
+        return -metrics["loss"]
+
+    def probe(self) -> dict[str, float]:
+        return {"loss": self._recon_loss(self.tr[: self.cfg.probe_size])["loss"]}
+
+
+class EmbeddingHeadTask(TrainTask):
+    """The supervised stage of the two-stage protocol: a model's task head on fixed, standardised
+    embeddings ``emb [N, D]`` (Adam on the head's parameters only)."""
+
+    def __init__(
+        self, model: MetaNet, emb: Tensor, target: Tensor, train_idx: Tensor, val_idx: Tensor, cfg: TrainConfig
+    ) -> None:
+        self.model, self.emb, self.target, self.tr, self.va, self.cfg = model, emb, target, train_idx, val_idx, cfg
+        torch.manual_seed(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.opt = torch.optim.Adam(model.head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
+
+    def batches(self, epoch: int) -> Iterable[Tensor]:
+        self.model.head.train()
+        return _batches(self.tr[torch.randperm(len(self.tr), generator=self.gen)], self.cfg.batch_size)
+
+    def step(self, b: Tensor, progress: float) -> dict[str, float]:
+        loss = task_loss(self.model.task, self.model.head(self.emb[b]), self.target[b])
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        return {"task": float(loss.detach())}
+
+    def _out(self, idx: Tensor) -> Tensor:
+        was = self.model.head.training
+        self.model.head.eval()
+        with torch.no_grad():
+            out = self.model.head(self.emb[idx])
+        self.model.head.train(was)
+        return out
+
+    def evaluate(self) -> dict[str, float]:
+        return compute_metrics(self.model.task, self._out(self.va), self.target[self.va])
+
+    def score(self, metrics: dict[str, float]) -> float:
+        return _score(self.model.task, metrics)
+
+    def probe(self) -> dict[str, float]:
+        idx = self.tr[: self.cfg.probe_size]
+        out = self._out(idx)
+        res = {"loss": float(task_loss(self.model.task, out, self.target[idx]))}
+        if self.model.task == "classification":
+            res["accuracy"] = compute_metrics("classification", out, self.target[idx])["accuracy"]
+        return res
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"head": self.model.head.state_dict(), "opt": self.opt.state_dict(), "gen": self.gen.get_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.model.head.load_state_dict(state["head"])
+        self.opt.load_state_dict(state["opt"])
+        self.gen.set_state(state["gen"])
+
+    def snapshot(self) -> dict[str, Tensor]:
+        return copy.deepcopy(self.model.head.state_dict())
+
+    def restore(self, snapshot: dict[str, Tensor]) -> None:
+        self.model.head.load_state_dict(snapshot)
+
+
+def _chance(task: str, target: Tensor | None, idx: Tensor) -> float | None:
+    """Chance-level training accuracy for classification (the majority class share), else None."""
+    if task != "classification" or target is None:
+        return None
+    return float(torch.bincount(target[idx].long()).max()) / len(idx)
+
+
 def fit(
     model: MetaNet,
     data: Any,
@@ -300,8 +450,18 @@ def fit(
     test_idx: Any | None = None,
     cfg: TrainConfig | None = None,
     desc: str | None = None,
+    gate: LearnabilityGate | None = None,
 ) -> FitResult:
     """Train ``model`` on ``data[train_idx]`` with :func:`hgutils.train.train`; returns a :class:`FitResult`.
+
+    Models with ``cfg.protocol`` ``"two_stage"`` or ``"finetune"`` (GTH-GMN) first train their
+    self-supervised reconstruction objective (:class:`ReconstructionTask`); then, for
+    ``"two_stage"``, their embeddings of every network are computed once (with the stage-2
+    refinement), standardised with the training networks' statistics and frozen, and only the head
+    is trained (:class:`EmbeddingHeadTask`; InfoNCE encoders skip it: the linear probe reads the
+    embeddings); for ``"finetune"`` the whole model is then trained on the task. Every stage runs
+    through the one loop with the same step budget and records its learnability check
+    (``FitResult.gates``, ``gate`` = the thresholds).
 
     Parameters
     ----------
@@ -325,29 +485,60 @@ def fit(
             raise ValueError(
                 f"target must have one entry per network ({n}); got {None if target is None else len(target)}"
             )
-    if cfg.epochs < 1 or cfg.batch_size < 1:
-        raise ValueError(f"epochs and batch_size must be >= 1; got {cfg.epochs}, {cfg.batch_size}")
-
-    task = MetaNetTask(model, data, target, tr, va, cfg)
-    budget = Budget(epochs=cfg.epochs, max_steps=cfg.max_steps, patience=cfg.patience, restore_best=cfg.restore_best)
+    if cfg.epochs < 1 or cfg.batch_size < 1 or (cfg.steps is not None and cfg.steps < 1):
+        raise ValueError(f"epochs, steps and batch_size must be >= 1; got {cfg.epochs}, {cfg.steps}, {cfg.batch_size}")
+    gate = gate or LearnabilityGate()
+    chance = _chance(model.task, target, tr)
+    protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
+    desc = desc or type(model).__name__
     key = config_hash({"cfg": asdict(cfg), "model": type(model).__name__, "n": n, "train": tr, "val": va})
-    tl = train(task, budget, checkpoint=cfg.checkpoint_path, key=key, desc=desc or type(model).__name__)
-    res = FitResult(
-        history=tl.history,
-        best_epoch=tl.best_epoch,
-        best_score=tl.best_score,
-        seconds_per_epoch=tl.seconds_per_epoch,
-        steps=tl.steps,
-        resumed_from=tl.resumed_from,
-        log=tl,
-    )
-    for name, ix in (("train", tr), ("val", va), ("test", te)):
-        if ix is not None:
-            res.metrics[name] = _evaluate(model, data, target, ix, cfg)
-    if model.task == "infonce" and target is not None and te is not None:
-        res.metrics["test"].update(
-            linear_probe(embeddings(model, data, tr), target[tr], embeddings(model, data, te), target[te])
+    res = FitResult()
+    if protocol in ("two_stage", "finetune"):
+        pre_steps = model.cfg.pretrain_steps or cfg.budget().total_steps(math.ceil(len(tr) / cfg.batch_size))
+        pcfg = replace(cfg, steps=pre_steps, checkpoint_path=None)
+        pl = train(ReconstructionTask(model, data, target, tr, va, pcfg), pcfg.budget(), desc=f"{desc} stage 1")
+        res.pretrain_log, res.gates["reconstruction"] = pl, pl.gate(gate)
+    if protocol == "two_stage":
+        emb = embeddings(model, data, torch.arange(n), cfg.eval_batch_size)  # stage 2: refined, frozen
+        mu, sd = emb[tr].mean(0), emb[tr].std(0, unbiased=False).clamp_min(1e-6)
+        model.emb_mu.copy_(mu.to(model.emb_mu))
+        model.emb_sd.copy_(sd.to(model.emb_sd))
+        z = (emb - mu) / sd
+        res.recon = model.recon_metrics(data[va[: cfg.probe_size]])
+        if model.task == "infonce":
+            tl = None
+            if target is not None and te is not None:
+                res.metrics["test"] = linear_probe(emb[tr], target[tr], emb[te], target[te])
+        else:
+            htask = EmbeddingHeadTask(model, z.to(_device_of(model)), target.to(_device_of(model)), tr, va, cfg)
+            tl = train(htask, cfg.budget(), desc=f"{desc} head")
+            res.gates["task"] = tl.gate(gate, chance)
+            for name, ix in (("train", tr), ("val", va), ("test", te)):
+                if ix is not None:
+                    res.metrics[name] = compute_metrics(model.task, htask._out(ix).cpu(), target[ix])
+    else:
+        task = MetaNetTask(model, data, target, tr, va, cfg)
+        tl = train(task, cfg.budget(), checkpoint=cfg.checkpoint_path, key=key, desc=desc)
+        res.gates["task"] = tl.gate(gate, chance)
+        for name, ix in (("train", tr), ("val", va), ("test", te)):
+            if ix is not None:
+                res.metrics[name] = _evaluate(model, data, target, ix, cfg)
+        if model.task == "infonce" and target is not None and te is not None:
+            res.metrics["test"].update(
+                linear_probe(embeddings(model, data, tr), target[tr], embeddings(model, data, te), target[te])
+            )
+    if tl is not None:
+        res.history, res.best_epoch, res.best_score = tl.history, tl.best_epoch, tl.best_score
+        res.seconds_per_epoch, res.steps, res.resumed_from, res.log = (
+            tl.seconds_per_epoch,
+            tl.steps,
+            tl.resumed_from,
+            tl,
         )
+    else:
+        pl = res.pretrain_log
+        res.history, res.steps, res.log = pl.history, pl.steps, pl
+        res.seconds_per_epoch = pl.seconds_per_epoch
     return res
 
 

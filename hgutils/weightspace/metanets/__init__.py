@@ -78,7 +78,8 @@ def build_metanet(
         if snapshots is not None:
             cfg = replace(cfg, snapshots=snapshots)
         probe = TemporalParamGraph.from_zoo(zoo.subset([0]).snapshots([T - 1]))
-        return GTHGMN.for_graph(probe, task, out_dim, cfg)
+        return GTHGMN.for_graph(probe, task, out_dim, cfg, n_snapshots=len(snapshot_index(T, cfg.snapshots)))
+
     snaps = snapshots if snapshots is not None else "last"
     n_t = len(snapshot_index(T, snaps))
     sizes = tuple(zoo.spec.sizes)

@@ -14,7 +14,10 @@ direction flag):
     e'_{uv} = e_{uv} + \mathrm{MLP}_e([h_u, h_v, e_{uv}]),\quad
     h'_v = h_v + \mathrm{MLP}_h\big([h_v, \tfrac{1}{\deg v}\textstyle\sum_{u\to v}\mathrm{MLP}_m([h_u, e'_{uv}])]\big)
 
-Readout: mean of node states and mean of edge states -> MLP: invariant to hidden permutations.
+Readout (``readout``): ``"mean"`` -- mean of node states and mean of edge states -> MLP (GMN's);
+``"per_layer"`` -- the same means taken per MLP layer (nodes by their layer, edges by the layer they
+feed) and concatenated, so a layer's signal is not averaged away among the whole graph's states.
+Both are invariant to hidden permutations.
 """
 
 from __future__ import annotations
@@ -69,8 +72,12 @@ class GMN(MetaNet):
         emb_dim: int = 128,
         n_node_types: int = 4,
         snapshots: Snapshots = "last",
+        readout: str = "mean",
     ) -> None:
         super().__init__(task, emb_dim, out_dim, snapshots=snapshots)
+        if readout not in ("mean", "per_layer"):
+            raise ValueError(f"readout must be 'mean' or 'per_layer'; got {readout!r}")
+        self.readout = readout
         self.n_node_layers, self.n_snapshots = n_node_layers, n_snapshots
         self.max_io, self.n_node_types = max_io, n_node_types
         self.layer_emb = nn.Embedding(n_node_layers, hidden)
@@ -81,7 +88,8 @@ class GMN(MetaNet):
         self.msg_mlp = nn.ModuleList([_mlp(2 * hidden, hidden, hidden) for _ in range(depth)])
         self.node_mlp = nn.ModuleList([_mlp(2 * hidden, hidden, hidden) for _ in range(depth)])
         self.norm = nn.ModuleList([nn.LayerNorm(hidden) for _ in range(depth)])
-        self.out = nn.Sequential(nn.Linear(2 * hidden, emb_dim), nn.SiLU())
+        groups = n_node_layers if readout == "per_layer" else 1
+        self.out = nn.Sequential(nn.Linear(2 * hidden * groups, emb_dim), nn.SiLU())
 
     @classmethod
     def for_graph(cls, graph: Any, task: str, out_dim: int, **kw: Any) -> GMN:
@@ -145,4 +153,11 @@ class GMN(MetaNet):
             m = self.msg_mlp[k](torch.cat([h[:, src], e], -1))
             agg = torch.zeros_like(h).index_add(1, dst, m) / deg[None, :, None]
             h = self.norm[k](h + self.node_mlp[k](torch.cat([h, agg], -1)))
-        return self.out(torch.cat([h.mean(1), e.mean(1)], -1))
+        if self.readout == "mean":
+            return self.out(torch.cat([h.mean(1), e.mean(1)], -1))
+        nl = self.n_node_layers
+        oh_n = torch.nn.functional.one_hot(g.node_layer, nl).to(h)  # [V, nl]
+        oh_e = torch.nn.functional.one_hot(g.node_layer[dst], nl).to(h)  # [2E, nl]
+        hn = torch.einsum("vl,bvd->bld", oh_n, h) / oh_n.sum(0).clamp_min(1.0)[None, :, None]
+        he = torch.einsum("el,bed->bld", oh_e, e) / oh_e.sum(0).clamp_min(1.0)[None, :, None]
+        return self.out(torch.cat([hn.reshape(B, -1), he.reshape(B, -1)], -1))

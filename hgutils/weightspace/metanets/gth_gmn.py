@@ -35,13 +35,27 @@ Per snapshot ``t`` (GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak, §method):
    :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2` + ``w_rank`` ranking hinge (stronger edge => shorter
    distance) with a margin annealed from 0 to ``rank_margin``.
 
-Trajectory embedding = per-MLP-layer Einstein midpoints of the last snapshot's node states (mapped
-to the tangent space) concatenated with the final GRU states (without GRU: with the temporal mean
-of the per-snapshot pooled states). Ablations: ``snapshots=1``, ``euclidean=True`` (c -> 0),
-``use_gru=False``, any ``w_*=0``. Two-stage optimisation: see :mod:`hgutils.weightspace.training`
-(Adam on Euclidean parameters first, then also geoopt ``RiemannianAdam(amsgrad=True)`` on the
-``ManifoldParameter`` coordinates); :meth:`GTHGMN.embed_nodes` additionally refines the per-snapshot
-node coordinates of given graphs with Riemannian Adam against the reconstruction losses.
+Training protocols (``GTHGMNConfig.protocol``; the loops are in :mod:`hgutils.weightspace.training`):
+
+- ``"two_stage"`` (default, the paper's): **stage 1** trains the encoder, the signed-weight head and
+  the decoder on the reconstruction objective alone (:meth:`GTHGMN.pretrain_terms`, weights
+  ``recon_weights``; Euclidean Adam, the base coordinates by Riemannian Adam), self-supervised on the
+  training networks; **stage 2** refines every snapshot's node coordinates on the ball with
+  ``RiemannianAdam(amsgrad=True)`` against the reconstruction loss (:meth:`GTHGMN.refine`, step size
+  ``refine_lr``); the **trajectory embedding** (:meth:`GTHGMN.trajectory_embedding`) -- per snapshot,
+  the fixed-position nodes and per-layer Einstein midpoints of the refined coordinates, plus the
+  final GRU states -- is frozen, standardised, and a small head is trained on it.
+- ``"finetune"``: stage 1 as above, then the whole model is trained on the task (the joint
+  embedding below), the reconstruction terms kept as regularisers.
+- ``"joint"``: task loss plus the small auxiliary weights ``w_*`` from the start; the joint
+  embedding is the last snapshot's per-layer midpoints plus the final GRU states (without GRU: the
+  temporal mean of the per-snapshot pooled states).
+
+Inputs: by default (``use_edge_weight=False``) the weights are reconstruction *targets* only -- the
+model reads the node-strength features, the edge attributes and the node labels (input/output
+neurons also their position); ``use_edge_weight=True`` also feeds every edge's signed weight to the
+attention (a stronger-input variant). Ablations: ``snapshots=1``, ``euclidean=True`` (c -> 0),
+``use_gru=False``, any weight set to 0.
 """
 
 from __future__ import annotations
@@ -63,6 +77,9 @@ from hgutils.weightspace.metanets.base import MetaNet, Snapshots, snapshot_index
 from hgutils.weightspace.metanets.heads import info_nce, task_loss
 
 AUX_TERMS: tuple[str, ...] = ("link", "mag", "sign", "slope", "smooth", "rank")
+PROTOCOLS: tuple[str, ...] = ("two_stage", "finetune", "joint")
+#: stage-2 refinement objective: the reconstruction terms that are deterministic on full graphs
+REFINE_TERMS: tuple[str, ...] = ("link", "mag", "sign", "smooth")
 
 
 @dataclass(frozen=True)
@@ -78,7 +95,9 @@ class GTHGMNConfig:
     curvature: float = 1.0  # c; unit curvature is the common default (HGCN/HNN) when not tuned
     euclidean: bool = False  # ablation: Euclidean attention (the c -> 0 limit)
     use_gru: bool = True  # ablation: False = static kernels, each snapshot encoded independently
-    use_edge_weight: bool = True  # edge bias/gate see the signed weight (False = paper-literal attrs only)
+    use_edge_weight: bool = False  # paper: weights are reconstruction targets only; the model input is
+    # the node-strength features + edge attributes. True = the stronger-input variant (edge bias, gate and
+    # messages also see the signed weight of each edge)
     edge_messages: bool = True  # messages translated by the edge features (paper silent on message
     # content; without it the weights reach the embedding only through attention weights -- learns slower)
     dropout: float = 0.0  # Euclidean dropout in the tangent updates; zoos are small, keep it off
@@ -100,9 +119,26 @@ class GTHGMNConfig:
     w_slope: float = 0.001
     w_smooth: float = 0.001
     w_rank: float = 0.01
-    riemannian_lr: float = 1e-3  # stage-2 RiemannianAdam lr on the ball coordinates (conservative:
-    # the paper traces its high variance to large effective steps near the boundary)
-    stage1_frac: float = 0.5  # fraction of epochs with Euclidean Adam only, before stage 2 starts
+    riemannian_lr: float = 1e-3  # RiemannianAdam lr of the base coordinates ("joint" protocol)
+    stage1_frac: float = 0.5  # "joint": fraction of epochs with Euclidean Adam only, before RAdam starts
+    # -- the paper's training (protocol "two_stage"): (1) self-supervised reconstruction of the weight
+    # graphs (Euclidean backprop of kernels, heads and decoder), (2) Riemannian refinement of every
+    # snapshot's node coordinates against the reconstruction loss, then a small head on the embedding
+    protocol: str = "two_stage"  # "two_stage" (frozen encoder + head) | "finetune" (pretrain, then train
+    # everything on the task) | "joint" (task + small auxiliary losses from the start)
+    pretrain_steps: int | None = None  # stage-1 optimiser steps (None: the run's step budget)
+    refine_steps: int = 20  # stage-2 RiemannianAdam steps on each snapshot's node coordinates
+    refine_lr: float = 1e-2  # stage-2 step size (the paper's remedy for its variance: a smaller step)
+    recon_weights: tuple[tuple[str, float], ...] = (
+        ("link", 1.0),
+        ("mag", 1.0),
+        ("sign", 1.0),
+        ("slope", 0.01),
+        ("smooth", 0.1),
+        ("rank", 1.0),
+    )  # stage-1 objective (every term O(1) at init; slope/smooth are priors)
+    compile: bool = False  # torch.compile the attention layers (pays off for long runs; compile takes ~1 min)
+
     snapshots: Snapshots = "all"  # GTH-GMN reads the whole trajectory; 1 = single-checkpoint ablation
     checkpoint_snapshots: bool = False  # recompute each snapshot in the backward: training memory ~flat
     # in T (only per-snapshot node states kept) for extra time; off by default since T is small on CPU
@@ -141,16 +177,33 @@ class GTHGMN(MetaNet):
         edge_attr_dim: int = 2,
         n_node_types: int = 4,
         cfg: GTHGMNConfig | None = None,
+        n_snapshots: int = 1,
+        n_positions: int = 0,
     ) -> None:
         cfg = cfg or GTHGMNConfig()
         if cfg.heads * cfg.head_dim < 1 or cfg.dim < 1 or cfg.n_attn_layers < 1:
             raise ValueError(f"dim, heads, head_dim, n_attn_layers must be >= 1; got {asdict(cfg)}")
         if not cfg.euclidean and not cfg.curvature > 0:
             raise ValueError(f"curvature must be > 0 (use euclidean=True for the c -> 0 ablation); got {cfg.curvature}")
+        if cfg.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}; got {cfg.protocol!r}")
+        unknown = {k for k, _ in cfg.recon_weights} - set(AUX_TERMS)
+        if unknown:
+            raise ValueError(f"recon_weights names unknown terms {sorted(unknown)}; terms are {AUX_TERMS}")
+        if n_snapshots < 1 or cfg.refine_steps < 0 or not cfg.refine_lr > 0:
+            raise ValueError(f"need n_snapshots >= 1, refine_steps >= 0, refine_lr > 0; got {n_snapshots}, {cfg}")
         d, L, H = cfg.dim, cfg.n_attn_layers, cfg.heads
         pool_dim = n_node_layers * d
-        emb_dim = pool_dim + (L * H * cfg.gru_hidden if cfg.use_gru else pool_dim)
+        gru_dim = L * H * cfg.gru_hidden if cfg.use_gru else 0
+        if cfg.protocol == "two_stage":  # per snapshot: fixed-position nodes + per-layer midpoints
+            emb_dim = n_snapshots * (n_positions + n_node_layers) * d + gru_dim
+        else:
+            emb_dim = pool_dim + (gru_dim if cfg.use_gru else pool_dim)
         super().__init__(task, emb_dim, out_dim, snapshots=cfg.snapshots)
+        self.n_snapshots, self.n_positions = n_snapshots, n_positions
+        # the head reads standardised embeddings in the two-stage protocol (training-set statistics)
+        self.register_buffer("emb_mu", torch.zeros(emb_dim))
+        self.register_buffer("emb_sd", torch.ones(emb_dim))
         self.cfg, self.c, self.euclidean = cfg, float(cfg.curvature), cfg.euclidean
         self.n_node_layers, self.node_feat_dim, self.edge_attr_dim = n_node_layers, node_feat_dim, edge_attr_dim
         self.n_node_types = n_node_types
@@ -161,8 +214,13 @@ class GTHGMN(MetaNet):
         self.feat_mlp = nn.Sequential(nn.Linear(d, d), nn.SiLU(), nn.Linear(d, d))
         self.layer_emb = nn.Embedding(n_node_layers, d)
         self.type_emb = nn.Embedding(n_node_types, d)
+        # input/output neurons keep their position (hidden neurons and bias nodes are permutable)
+        self.pos_emb = nn.Embedding(n_positions + 1, d, padding_idx=0)
         nn.init.normal_(self.layer_emb.weight, std=0.1)
         nn.init.normal_(self.type_emb.weight, std=0.1)
+        nn.init.normal_(self.pos_emb.weight, std=0.1)
+        with torch.no_grad():
+            self.pos_emb.weight[0].zero_()
         manifold = geoopt.Euclidean(ndim=1) if self.euclidean else geoopt.PoincareBall(c=self.c)
         self.anchors = geoopt.ManifoldParameter(torch.zeros(n_node_layers, n_node_types, d), manifold=manifold)
         # 2. attention layers (edge features: attrs, self-loop flag, [w, |w|])
@@ -182,7 +240,11 @@ class GTHGMN(MetaNet):
                 for _ in range(L)
             ]
         )
+        if cfg.compile:
+            for m in self.attn:
+                m.compile(dynamic=False)
         # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head)
+
         if cfg.use_gru:
             self.gru = nn.ModuleList([nn.GRUCell(pool_dim, cfg.gru_hidden) for _ in range(L * H)])
             self.kernel_mlp = nn.ModuleList(
@@ -212,8 +274,11 @@ class GTHGMN(MetaNet):
 
     # ------------------------------------------------------------------ construction / data
     @classmethod
-    def for_graph(cls, graph: Any, task: str, out_dim: int, cfg: GTHGMNConfig | None = None) -> GTHGMN:
-        """Build a model whose input sizes match ``graph`` (a TemporalParamGraph or batch view)."""
+    def for_graph(
+        cls, graph: Any, task: str, out_dim: int, cfg: GTHGMNConfig | None = None, n_snapshots: int | None = None
+    ) -> GTHGMN:
+        """Build a model whose input sizes match ``graph`` (a TemporalParamGraph or batch view);
+        ``n_snapshots`` = snapshots it will read (default: ``graph.T``)."""
         return cls(
             task,
             out_dim,
@@ -222,6 +287,8 @@ class GTHGMN(MetaNet):
             edge_attr_dim=graph.edge_attr.shape[-1],
             n_node_types=max(4, int(graph.node_type.max()) + 1),
             cfg=cfg,
+            n_snapshots=n_snapshots or graph.edge_weight.shape[1],
+            n_positions=int((pos > 0).sum()) if (pos := getattr(graph, "node_pos", None)) is not None else 0,
         )
 
     def prepare(self, zoo: Any) -> Any:
@@ -317,9 +384,19 @@ class GTHGMN(MetaNet):
             parts += [w, w.abs()]
         return ei, torch.cat(parts, -1)
 
+    def _pos_index(self, g: Any) -> Tensor:
+        """Index into ``pos_emb`` per node: input neuron k -> k, output neuron k -> n_in + k, others 0."""
+        if getattr(g, "node_pos", None) is None or self.n_positions == 0:
+
+            return torch.zeros_like(g.node_layer)
+        n_in = int((g.node_type == 0).sum())
+        return g.node_pos + (g.node_type == 2).long() * n_in * (g.node_pos > 0).long()
+
     def _initial_points(self, g: Any, feat: Tensor) -> Tensor:
         h = self.feat_in(feat)
         h = h + self.feat_mlp(h) + self.layer_emb(g.node_layer) + self.type_emb(g.node_type)
+        h = h + self.pos_emb(self._pos_index(g))
+
         a = self.anchors[g.node_layer, g.node_type]  # [V, d]
         if self.euclidean:
             return a + h
@@ -342,6 +419,7 @@ class GTHGMN(MetaNet):
         z_prev: Tensor | None,
         progress: float,
         want_aux: bool,
+        generator: torch.Generator | None = None,
     ) -> tuple[Tensor, Tensor | None, list[Tensor], dict[str, Tensor]]:
         """One snapshot: encoders, GRU update of the kernels, attention layers, auxiliary terms."""
         L, H = self.cfg.n_attn_layers, self.cfg.heads
@@ -355,13 +433,21 @@ class GTHGMN(MetaNet):
             kernels = self._kernels(u, layer) if u is not None else None
             x = self.attn[layer](x, ei, ef, kernels)
             p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
-        terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev) if want_aux else {}
+        terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev, generator) if want_aux else {}
         return x, u, p_cur, terms
 
     def _run(
-        self, g: Any, want_aux: bool, progress: float = 1.0, record: bool = False
-    ) -> tuple[Tensor, dict[str, Tensor], list[Tensor]]:
-        """Process the snapshots in order; returns (embedding, aux-loss terms, recorded node states)."""
+        self,
+        g: Any,
+        want_aux: bool,
+        progress: float = 1.0,
+        record: bool = False,
+        generator: torch.Generator | None = None,
+        weights: dict[str, float] | None = None,
+    ) -> tuple[Tensor, dict[str, Tensor], list[Tensor], Tensor | None]:
+        """Process the snapshots in order; returns (joint embedding, aux-loss terms, recorded node
+        states, final GRU states). ``weights`` (default ``loss_weights``) decide which auxiliary terms
+        are worth computing."""
         self.check_data(g)
         B, T, E = g.edge_weight.shape
         cfg, L, H = self.cfg, self.cfg.n_attn_layers, self.cfg.heads
@@ -370,10 +456,11 @@ class GTHGMN(MetaNet):
         p_prev = [torch.zeros(B, self.n_node_layers * cfg.dim).to(g.node_feat) for _ in range(L)]
         aux: dict[str, Tensor] = {}
         z_prev, pooled_sum, recorded = None, None, []
-        want_aux = want_aux and any(self.loss_weights.get(k, 0.0) > 0 for k in AUX_TERMS)
+        weights = self.loss_weights if weights is None else weights
+        want_aux = want_aux and any(weights.get(k, 0.0) > 0 for k in AUX_TERMS)
         use_ckpt = cfg.checkpoint_snapshots and torch.is_grad_enabled()
         for t in range(T):
-            args = (g, t, u, p_prev, z_prev, progress, want_aux)
+            args = (g, t, u, p_prev, z_prev, progress, want_aux, generator)
             if use_ckpt:  # keep only each snapshot's inputs; recompute its activations in the backward
                 x, u, p_cur, terms = checkpoint(self._snapshot, *args, use_reentrant=False)
             else:
@@ -392,10 +479,20 @@ class GTHGMN(MetaNet):
             emb = torch.cat([last, u.reshape(B, -1)], -1)
         else:
             emb = torch.cat([last, pooled_sum / T], -1)
-        return emb, aux, recorded
+        return emb, aux, recorded, u
 
     def embed(self, batch: Any) -> Tensor:
+        """Trajectory embedding: the refined, frozen two-stage embedding (:meth:`trajectory_embedding`)
+        under ``protocol="two_stage"``, else the end-to-end one (last snapshot's per-layer midpoints
+        and the final GRU states)."""
+        if self.cfg.protocol == "two_stage":
+            return self.trajectory_embedding(batch)
         return self._run(batch, want_aux=False)[0]
+
+    def forward(self, batch: Any) -> Tensor:
+        if self.cfg.protocol == "two_stage":  # the head reads standardised embeddings
+            return self.head((self.embed(batch) - self.emb_mu) / self.emb_sd)
+        return self.head(self.embed(batch))
 
     def loss_terms(
         self,
@@ -408,11 +505,22 @@ class GTHGMN(MetaNet):
         aug_mask: float = 0.5,
     ) -> dict[str, Tensor]:
         if self.task == "infonce":
-            e1, aux, _ = self._run(self.augment(batch, generator, aug_noise, aug_mask), True, progress)
-            e2 = self.embed(self.augment(batch, generator, aug_noise, aug_mask))
+            e1, aux, _, _ = self._run(self.augment(batch, generator, aug_noise, aug_mask), True, progress)
+            e2 = self._run(self.augment(batch, generator, aug_noise, aug_mask), False)[0]
             return {"task": info_nce(self.head(e1), self.head(e2), temperature), **aux}
-        emb, aux, _ = self._run(batch, True, progress)
+        emb, aux, _, _ = self._run(batch, True, progress, generator=generator)
         return {"task": task_loss(self.task, self.head(emb), target), **aux}
+
+    def pretrain_terms(
+        self, batch: Any, progress: float = 0.0, generator: torch.Generator | None = None
+    ) -> dict[str, Tensor]:
+        """Stage 1 of the two-stage protocol: the reconstruction terms alone (self-supervised; the
+        loop weighs them with :meth:`recon_weights`)."""
+        return self._run(batch, True, progress, generator=generator, weights=self.recon_weights())[1]
+
+    def recon_weights(self) -> dict[str, float]:
+        """Weights of the stage-1 reconstruction objective (``GTHGMNConfig.recon_weights``)."""
+        return dict(self.cfg.recon_weights)
 
     # ------------------------------------------------------------------ signed-weight head, decoder, losses
     def link_logit(self, d: Tensor) -> Tensor:
@@ -455,13 +563,22 @@ class GTHGMN(MetaNet):
         return log_mag, sign_logit, alpha, d
 
     def recon_terms(
-        self, z: Tensor, X: Tensor, g: Any, w_t: Tensor, progress: float, z_prev: Tensor | None = None
+        self,
+        z: Tensor,
+        X: Tensor,
+        g: Any,
+        w_t: Tensor,
+        progress: float,
+        z_prev: Tensor | None = None,
+        generator: torch.Generator | None = None,
     ) -> dict[str, Tensor]:
-        """Auxiliary loss terms of one snapshot (positives: sampled real edges; module docstring)."""
+        """Auxiliary loss terms of one snapshot (positives: sampled real edges; module docstring).
+
+        Edges and negatives are sampled with ``generator`` (CPU; the global generator if ``None``)."""
         cfg, dev = self.cfg, z.device
         E, V = g.edge_index.shape[1], z.shape[1]
         n = min(cfg.aux_edges, E)
-        eid = torch.randperm(E, device=dev)[:n]
+        eid = torch.randperm(E, generator=generator)[:n].to(dev)
         src, dst = g.edge_index[0, eid], g.edge_index[1, eid]
         w = w_t[:, eid]
         pos = (w != 0).to(z.dtype)
@@ -470,7 +587,7 @@ class GTHGMN(MetaNet):
         terms: dict[str, Tensor] = {}
         # Fermi-Dirac link BCE with curriculum negatives
         n_neg = max(1, int(round(cfg.neg_per_pos * n)))
-        u_neg, v_neg = self._negatives(g, n_neg, cfg.neg_hard_max * min(max(progress, 0.0), 1.0), dev)
+        u_neg, v_neg = self._negatives(g, n_neg, cfg.neg_hard_max * min(max(progress, 0.0), 1.0), dev, generator)
         adj = torch.zeros(V, V, dtype=torch.bool, device=dev)
         adj[g.edge_index[0], g.edge_index[1]] = True
         neg_ok = (~adj[u_neg, v_neg] & (u_neg != v_neg)).to(z.dtype)
@@ -485,7 +602,7 @@ class GTHGMN(MetaNet):
         terms["sign"] = (F.binary_cross_entropy_with_logits(sign_logit, sgn, reduction="none") * pos).sum() / npos
         terms["slope"] = ((alpha - cfg.alpha0) ** 2).mean()
         # ranking: stronger edge => shorter distance, margin annealed 0 -> rank_margin
-        perm = torch.randperm(n, device=dev)
+        perm = torch.randperm(n, generator=generator).to(dev)
         y = torch.sign(w.abs() - w.abs()[:, perm]) * pos * pos[:, perm]
         margin = cfg.rank_margin * min(max(progress, 0.0), 1.0)
         hinge = F.relu(margin + y * (d - d[:, perm])) * y.abs()
@@ -494,52 +611,213 @@ class GTHGMN(MetaNet):
             terms["smooth"] = (self._dist(z, z_prev) ** 2).mean()
         return terms
 
-    def _negatives(self, g: Any, n: int, hard_frac: float, dev: torch.device) -> tuple[Tensor, Tensor]:
+    def _negatives(
+        self, g: Any, n: int, hard_frac: float, dev: torch.device, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
         """``n`` node pairs: a ``hard_frac`` share from the same layer, the rest uniform."""
         V = g.node_layer.shape[0]
         n_hard = int(round(hard_frac * n))
-        u = torch.randint(V, (n,), device=dev)
-        v = torch.randint(V, (n,), device=dev)
+        u = torch.randint(V, (n,), generator=generator).to(dev)
+        v = torch.randint(V, (n,), generator=generator).to(dev)
         if n_hard > 0:
-            order = torch.argsort(g.node_layer, stable=True)
-            counts = torch.bincount(g.node_layer, minlength=self.n_node_layers)
+            layer = g.node_layer.cpu()
+            order = torch.argsort(layer, stable=True)
+            counts = torch.bincount(layer, minlength=self.n_node_layers)
             starts = torch.cumsum(counts, 0) - counts
-            lu = g.node_layer[u[:n_hard]]
-            r = (torch.rand(n_hard, device=dev) * counts[lu]).long().clamp_max(counts[lu] - 1)
-            v = torch.cat([order[starts[lu] + r], v[n_hard:]])
+            lu = layer[u[:n_hard].cpu()]
+            r = (torch.rand(n_hard, generator=generator) * counts[lu]).long().clamp_max(counts[lu] - 1)
+            v = torch.cat([order[starts[lu] + r].to(dev), v[n_hard:]])
         return u, v
 
-    # ------------------------------------------------------------------ node coordinates (figures)
-    def embed_nodes(self, batch: Any, refine_steps: int = 0, refine_lr: float = 1e-2) -> Tensor:
-        """Node coordinates ``[B, T, V, d]`` on the ball for every snapshot of ``batch``.
+    # ------------------------------------------------------------------ stage 2: refinement on full graphs
+    def _full_pairs(self, g: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Every forward (parameter) edge ``(src, dst)`` and every non-adjacent node pair
+        ``(u, v)``, ``u < v``: a deterministic set, so the refinement is exactly equivariant under
+        hidden-neuron permutations (no sampling by node or edge index)."""
+        key = (g.edge_index.data_ptr(), g.edge_index.shape[1], str(g.edge_index.device))
+        cached = getattr(self, "_pairs_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        P = g.edge_index.shape[1] // 2
+        src, dst = g.edge_index[0, :P], g.edge_index[1, :P]
+        V = g.node_layer.shape[0]
+        adj = torch.zeros(V, V, dtype=torch.bool, device=src.device)
+        adj[src, dst] = True
+        adj = adj | adj.T
+        iu = torch.triu_indices(V, V, 1, device=src.device)
+        keep = ~adj[iu[0], iu[1]]
+        out = (src, dst, iu[0][keep], iu[1][keep])
+        self._pairs_cache = (key, out)
+        return out
 
-        With ``refine_steps > 0`` the coordinates of each snapshot are refined as
-        ``ManifoldParameter`` s by geoopt ``RiemannianAdam(amsgrad=True)`` against the
-        reconstruction losses (link + magnitude + sign + ranking; node features ``X`` frozen),
-        the paper's stage-2 "Riemannian refinement of node coordinates". Memory is O(T) here
-        (all snapshots are returned), unlike the training forward.
+    def full_recon_terms(self, z: Tensor, X: Tensor, g: Any, w: Tensor) -> dict[str, Tensor]:
+        r"""Deterministic reconstruction terms of graphs ``z [M, V, d]`` (node features ``X``) with
+        symmetrised weights ``w [M, E]``: Fermi-Dirac link BCE over every parameter edge and every
+        non-adjacent pair (mean of the positive and the negative part), log-magnitude MSE and sign
+        BCE over every parameter edge -- the stage-2 objective, and the metrics' basis."""
+        src, dst, u_neg, v_neg = self._full_pairs(g)
+        P = src.shape[0]
+        wp = w[:, :P]
+        log_mag, sign_logit, _, d = self.signed_weight(z, X, src, dst, g.edge_attr[:P])
+        d_neg = self._dist(z[:, u_neg], z[:, v_neg])
+        nz = (wp != 0).to(z.dtype)
+        n_nz = nz.sum().clamp_min(1.0)
+        link = -F.logsigmoid(self.link_logit(d)).mean() - F.logsigmoid(-self.link_logit(d_neg)).mean()
+        mag = (((log_mag - torch.log(wp.abs().clamp_min(MIN_NORM))) ** 2) * nz).sum() / n_nz
+        sign = (F.binary_cross_entropy_with_logits(sign_logit, (wp > 0).to(z.dtype), reduction="none") * nz).sum()
+        return {"link": link, "mag": mag, "sign": sign / n_nz}
+
+    def node_states(self, batch: Any) -> tuple[Tensor, Tensor | None]:
+        """Encoder output without gradients: node coordinates ``[B, T, V, d]`` of every snapshot and
+        the final GRU states ``[B, L*H*gru_hidden]`` (``None`` without GRU)."""
+        with torch.no_grad():
+            _, _, zs, u = self._run(batch, want_aux=False, record=True)
+        return torch.stack(zs, 1), (u.reshape(u.shape[0], -1) if u is not None else None)
+
+    def refine(self, z0: Tensor, batch: Any, steps: int | None = None, lr: float | None = None) -> Tensor:
+        r"""Stage 2: Riemannian refinement of node coordinates ``z0 [B, T, V, d]`` on the ball.
+
+        The coordinates of every snapshot are one ``ManifoldParameter`` moved by geoopt
+        ``RiemannianAdam(amsgrad=True)`` (RAMSGrad: conformal-factor-scaled gradients, moment
+        estimates transported along the update, exponential-map steps) for ``steps`` steps of size
+        ``lr`` against :meth:`full_recon_terms` (link + magnitude + sign, weighted as in stage 1)
+        plus the temporal smoothness :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2`; the decoder and the
+        node features :math:`X = \log_0 z_0` stay fixed. Deterministic and equivariant under
+        hidden-neuron permutations. Returns the refined coordinates (detached).
+        """
+        steps = self.cfg.refine_steps if steps is None else steps
+        lr = self.cfg.refine_lr if lr is None else lr
+        if steps <= 0:
+            return z0
+        B, T, V, d = z0.shape
+        g = batch
+        w = g.edge_weight.reshape(B * T, -1)
+        X = self._tangent(z0).reshape(B * T, V, d).detach()
+        man = geoopt.Euclidean(ndim=1) if self.euclidean else geoopt.PoincareBall(c=self.c)
+        z = geoopt.ManifoldParameter(z0.detach().clone(), manifold=man)
+        opt = geoopt.optim.RiemannianAdam([z], lr=lr, amsgrad=True)
+        rw = self.recon_weights()
+        req = [p.requires_grad for p in self.parameters()]
+        for p in self.parameters():
+            p.requires_grad_(False)
+        try:
+            for _ in range(steps):
+                opt.zero_grad()
+                terms = self.full_recon_terms(z.reshape(B * T, V, d), X, g, w)
+                loss = sum(rw.get(k, 0.0) * v for k, v in terms.items())
+                if T > 1 and rw.get("smooth", 0.0) > 0:
+                    loss = loss + rw["smooth"] * (self._dist(z[:, 1:], z[:, :-1]) ** 2).mean()
+                loss.backward()
+                opt.step()
+        finally:
+            for p, r in zip(self.parameters(), req):
+                p.requires_grad_(r)
+        return z.detach()
+
+    def _group_pool(self, z: Tensor, g: Any) -> Tensor:
+        """``[M, V, d]`` ball points -> ``[M, n_positions + n_node_layers, d]`` tangent vectors: each
+        fixed-position node (input/output neuron) on its own, then the Einstein midpoint of each
+        layer's permutable nodes (hidden neurons and bias nodes; zero for a layer without any)."""
+        M, V, d = z.shape
+        pos = self._pos_index(g)
+        fixed = pos > 0
+        tang = self._tangent(z)
+        out = torch.zeros(M, self.n_positions + self.n_node_layers, d, dtype=z.dtype, device=z.device)
+        if self.n_positions:
+            out[:, pos[fixed] - 1] = tang[:, fixed]
+        free = ~fixed
+        layer = g.node_layer[free]
+        nl = self.n_node_layers
+        zf = z[:, free]
+        index = (torch.arange(M, device=z.device).view(M, 1) * nl + layer.view(1, -1)).reshape(-1)
+        ones = torch.ones(index.shape[0], dtype=z.dtype, device=z.device)
+        counts = torch.bincount(layer, minlength=nl).to(z.device)
+        if self.euclidean:
+            s = torch.zeros(M * nl, d).to(z).index_add(0, index, zf.reshape(-1, d))
+            pooled = s.view(M, nl, d) / counts.clamp_min(1).to(z).view(1, nl, 1)
+        else:
+            mid = pm.einstein_midpoint_scatter(zf.reshape(-1, d), ones, index, M * nl, self.c)
+            pooled = pm.logmap0(pm.project(mid, self.c), self.c).view(M, nl, d)
+        pooled = pooled * (counts > 0).to(z.dtype).view(1, nl, 1)
+        out[:, self.n_positions :] = pooled
+        return out
+
+    def trajectory_embedding(
+        self, batch: Any, refine_steps: int | None = None, refine_lr: float | None = None
+    ) -> Tensor:
+        """The two-stage trajectory embedding ``[B, emb_dim]``: encoder (no gradient), stage-2
+        refinement (:meth:`refine`), then per snapshot the fixed-position nodes and the per-layer
+        midpoints (:meth:`_group_pool`, tangent space), concatenated over snapshots, plus the final
+        GRU states. Invariant under hidden-neuron permutations of every snapshot."""
+        was = self.training
+        self.eval()
+        batch = to_device(batch, self.anchors.device)
+        z0, u = self.node_states(batch)
+        with torch.enable_grad():
+            z = self.refine(z0, batch, refine_steps, refine_lr)
+        B, T, V, d = z.shape
+        parts = [self._group_pool(z.reshape(B * T, V, d), batch).reshape(B, -1)]
+        if u is not None:
+            parts.append(u)
+        self.train(was)
+        return torch.cat(parts, -1)
+
+    @torch.no_grad()
+    def recon_metrics(self, batch: Any, refine_steps: int | None = None) -> dict[str, float]:
+        """How well the embedding reconstructs the weight graphs, against an uninformative decoder.
+
+        On every parameter edge and every non-adjacent pair of every snapshot of ``batch``
+        (coordinates after the stage-2 refinement unless ``refine_steps=0``): ``link_bce`` (the
+        positive + negative BCE; an uninformative decoder scores :math:`2\\ln 2 = 1.386`),
+        ``link_auc`` (distances rank edges above non-edges; 0.5 = uninformative), ``sign_acc`` vs
+        ``sign_majority`` (always predicting the commoner sign), ``mag_r2`` (1 - MSE / variance of
+        :math:`\\log|w|`; 0 = predicting the mean).
         """
         was = self.training
         self.eval()
         batch = to_device(batch, self.anchors.device)
-        with torch.no_grad():
-            _, _, zs = self._run(batch, want_aux=False, record=True)
-        out = []
-        for t, z0 in enumerate(zs):
-            if refine_steps <= 0:
-                out.append(z0)
-                continue
-            X = self._tangent(z0).detach()
-            man = geoopt.Euclidean(ndim=1) if self.euclidean else geoopt.PoincareBall(c=self.c)
-            z = geoopt.ManifoldParameter(z0.clone(), manifold=man)
-            opt = geoopt.optim.RiemannianAdam([z], lr=refine_lr, amsgrad=True)
-            for _ in range(refine_steps):
-                opt.zero_grad()
-                terms = self.recon_terms(z, X, batch, batch.edge_weight[:, t], progress=1.0)
-                loss = sum(self.loss_weights.get(k, 0.0) * terms[k] for k in ("link", "mag", "sign", "rank"))
-                loss.backward()
-                opt.step()
-            out.append(z.detach())
+        z0, _ = self.node_states(batch)
+        with torch.enable_grad():
+            z = self.refine(z0, batch, refine_steps)
+        B, T, V, d = z.shape
+        zf, X = z.reshape(B * T, V, d), self._tangent(z0).reshape(B * T, V, d)
+        w = batch.edge_weight.reshape(B * T, -1)
+        src, dst, u_neg, v_neg = self._full_pairs(batch)
+        P = src.shape[0]
+        terms = self.full_recon_terms(zf, X, batch, w)
+        log_mag, sign_logit, _, dp = self.signed_weight(zf, X, src, dst, batch.edge_attr[:P])
+        dn = self._dist(zf[:, u_neg], zf[:, v_neg])
+        # AUC of "closer = edge" (Mann-Whitney from ranks), per graph, averaged
+
+        lp, ln_ = -dp, -dn
+        allv = torch.cat([lp, ln_], 1)
+        ranks = allv.argsort(1).argsort(1).to(torch.float64) + 1
+        auc = (ranks[:, :P].sum(1) - P * (P + 1) / 2) / (P * ln_.shape[1])
+        wp = w[:, :P]
+        nz = wp != 0
+        sign_acc = ((sign_logit > 0) == (wp > 0))[nz].double().mean()
+        frac_pos = (wp > 0)[nz].double().mean()
+        lw = torch.log(wp.abs().clamp_min(MIN_NORM))[nz].double()
+        mse = ((log_mag[nz].double() - lw) ** 2).mean()
+        self.train(was)
+        return {
+            "link_bce": float(terms["link"]),
+            "link_auc": float(auc.mean()),
+            "sign_acc": float(sign_acc),
+            "sign_majority": float(torch.maximum(frac_pos, 1 - frac_pos)),
+            "mag_r2": float(1 - mse / lw.var(unbiased=False).clamp_min(1e-30)),
+        }
+
+    # ------------------------------------------------------------------ node coordinates (figures)
+    def embed_nodes(self, batch: Any, refine_steps: int = 0, refine_lr: float | None = None) -> Tensor:
+        """Node coordinates ``[B, T, V, d]`` on the ball for every snapshot of ``batch``, after
+        ``refine_steps`` steps of the stage-2 refinement (:meth:`refine`; 0 = the encoder's output)."""
+        was = self.training
+        self.eval()
+        batch = to_device(batch, self.anchors.device)
+        z0, _ = self.node_states(batch)
+        with torch.enable_grad():
+            z = self.refine(z0, batch, refine_steps, refine_lr)
         self.zero_grad(set_to_none=True)
         self.train(was)
-        return torch.stack(out, 1)
+        return z

@@ -210,6 +210,53 @@ class Zoo:
         out.info["param_scale"] = dict(scales)
         return out
 
+    def entry_stats(self, idx: Sequence[int] | Tensor | None = None) -> dict[str, tuple[Tensor, Tensor]]:
+        r"""Per-entry, per-snapshot mean and standard deviation over the networks ``idx`` (default all):
+        ``{key: (mu [T, ...], sigma [T, ...])}`` with :math:`\mu_{k,t,e} = \mathrm{mean}_i\, p_{k,i,t,e}`
+        and :math:`\sigma_{k,t,e}` the population standard deviation (float64)."""
+        sel = slice(None) if idx is None else torch.as_tensor(idx).long()
+        out = {}
+        for k, v in self.params.items():
+            x = v[sel].double()
+            if x.shape[0] < 2:
+                raise ValueError(f"entry statistics need at least 2 networks; got {x.shape[0]}")
+            out[k] = (x.mean(0), x.std(0, unbiased=False))
+        return out
+
+    def standardized(self, stats: dict[str, tuple[Tensor, Tensor]], rel_floor: float = 1e-6) -> Zoo:
+        r"""Copy with every parameter entry standardised, :math:`\tilde p = (p - \mu) / \max(\sigma, f)`.
+
+        As the DWSNets code normalises its inputs (Navon et al. 2023, arXiv:2301.12780): statistics
+        per entry (and here per snapshot) of the *training* networks (:meth:`entry_stats`),
+
+        so no test statistic leaks in. Entries that do not vary over the training networks (e.g. the
+        first snapshot of a shared-initialisation zoo) map to 0; ``f = rel_floor`` times the tensor's
+        RMS keeps the division finite. Permutation consistency: the statistics are a function of the
+        zoo, so permuting the hidden neurons of *every* network by the same permutation (relabelling
+        the architecture) permutes the statistics with it and the standardised zoo is the permuted
+        standardised zoo (tested); per-network permutations (augmentation, the invariance of the
+        meta-networks) act on the standardised weights.
+        """
+        if set(stats) != set(self.params):
+            raise ValueError(f"stats must name every parameter tensor {sorted(self.params)}; got {sorted(stats)}")
+        out = {}
+        for k, v in self.params.items():
+            mu, sd = stats[k]
+            if mu.shape != v.shape[1:] or sd.shape != v.shape[1:]:
+                raise ValueError(f"stats[{k!r}] must have shape {tuple(v.shape[1:])}; got {tuple(mu.shape)}")
+            floor = rel_floor * float(v.double().pow(2).mean().sqrt()) + 1e-30
+            out[k] = ((v.double() - mu) / sd.clamp_min(floor)).to(v.dtype)
+        z = self._replace(out, self.steps, dict(self.meta))
+        z.info["inputs"] = "standardized per entry and snapshot (training networks)"
+        return z
+
+    def updates(self) -> Zoo:
+        r"""Copy holding each network's update since its initialisation, :math:`W_t - W_0` (snapshot 0
+        becomes zero). Equivariant: a hidden-neuron permutation of a network permutes its ``W_0`` too."""
+        z = self._replace({k: v - v[:, :1] for k, v in self.params.items()}, self.steps, dict(self.meta))
+        z.info["inputs"] = "updates since initialisation (W_t - W_0)"
+        return z
+
     def nbytes(self) -> int:
         """Bytes held by the parameter tensors."""
         return sum(v.numel() * v.element_size() for v in self.params.values())
