@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+import pytest
 
 TINY = Path(__file__).parent / "notebooks" / "tiny_claims.ipynb"
 REPO = Path(__file__).resolve().parent.parent
@@ -52,12 +53,13 @@ def _kernels(pid: int) -> list[psutil.Process]:
     return out
 
 
-def test_sigint_cancels_the_sweep_and_leaves_no_orphan(tmp_path):
+@pytest.mark.parametrize("where", [["--jobs", "2"], ["--cluster", "local:2"]], ids=["local", "dask"])
+def test_sigint_cancels_the_sweep_and_leaves_no_orphan(tmp_path, where):
     out = tmp_path / "sweep"
     marker = uuid.uuid4().hex
     env = dict(os.environ, HGUTILS_TEST_MARKER=marker)
     cmd = [sys.executable, "-m", "hgutils", "sweep", str(TINY), "-p", "sleep", "0,60,61"]
-    cmd += ["--jobs", "2", "--out", str(out)]
+    cmd += [*where, "--out", str(out)]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         done = out / "smoke" / "sleep=0" / "run.json"
@@ -65,7 +67,7 @@ def test_sigint_cancels_the_sweep_and_leaves_no_orphan(tmp_path):
         # the two other points are now running (one per worker), each in a kernel
         _wait_for(lambda: len(_kernels(proc.pid)) == 2, 60, "two running kernels")
         started = _marked(marker)
-        assert len(started) >= 5  # the CLI, two workers, two kernels
+        assert len(started) >= 5  # the CLI, two workers, two kernels (and Dask's helpers)
         proc.send_signal(signal.SIGINT)
         text, _ = proc.communicate(timeout=60)
     finally:
