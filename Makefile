@@ -1,7 +1,10 @@
 # hgutils companion -- the two commands of the README, each bootstrapping .venv/ on first use.
 #
-#   make reproduce                 execute every numbered notebook at SCALE (default: medium)
-#   make reproduce SCALE=smoke     ... at another preset; ONLY=05,06 selects notebooks
+#   make reproduce                 execute every numbered notebook at SCALE (default: medium) into
+#                                  results/runs/ (untracked); prints the plan, resumes what is complete
+#   make reproduce SCALE=smoke     ... at another preset; ONLY=05,06 selects notebooks, JOBS=2 runs two
+#                                  at once, FORCE=1 reruns complete ones, PUBLISH=1 also copies ledgers
+#                                  and figures into the tracked results/<scale>/ and figures/<scale>/
 #   make reproduce SCALE=paper DEVICE=cuda
 #   make test                      lint + unit/property tests + nbval over notebooks/
 #
@@ -37,8 +40,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 reproduce: $(STAMP)
-	HGUTILS_DATA="$(HGUTILS_DATA)" $(PY) -m hgutils reproduce --scale $(SCALE) --device $(DEVICE) \
-		$(if $(ONLY),--only $(ONLY),)
+	HGUTILS_DATA="$(HGUTILS_DATA)" $(PY) -m hgutils reproduce --scale $(SCALE) --device $(DEVICE) --jobs $(JOBS) \
+		$(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,) $(if $(PUBLISH),--publish,)
 
 claims: $(STAMP)
 	$(PY) -m hgutils claims --scale $(SCALE)

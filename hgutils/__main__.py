@@ -1,39 +1,82 @@
 """Command line: ``python -m hgutils reproduce | claims | sweep`` (see ``--help`` of each).
 
-Exit status is non-zero when any notebook fails; the message names the notebook and the cell.
+Exit status: 0 when everything ran, 1 when a notebook failed (the message names the notebook and
+the cell), 2 for bad input (one ``error:`` line; nothing ran), 130 when interrupted by Ctrl-C or
+SIGTERM (queued work cancelled, kernels and workers terminated, completed results kept).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from hgutils.presets import SCALES
 
+_RUN_ROOT_HELP = "output root (default: results/runs, ignored by git); nothing tracked is written without --publish"
+
+
+def _add_execution(p: argparse.ArgumentParser, jobs_help: str) -> None:
+    p.add_argument("--jobs", type=int, default=1, help=jobs_help)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--cluster",
+        metavar="local[:N]",
+        default=None,
+        help="run on a Dask LocalCluster of N single-threaded worker processes (default N: --jobs, else one per CPU)",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:8786",
+        default=None,
+        help="run on the Dask cluster at this scheduler (workers: `dask worker ADDRESS --nthreads 1`)",
+    )
+    p.add_argument("--force", action="store_true", help="rerun even what is complete for this scale and code")
+    p.add_argument("--notebook-dir", default=None, help="folder of the NN_name.ipynb notebooks (default: notebooks/)")
+
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m hgutils", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m hgutils", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    r = sub.add_parser("reproduce", help="execute the numbered notebooks with papermill")
+    r = sub.add_parser("reproduce", help="execute the numbered notebooks at one scale (plan, progress, resume)")
     r.add_argument("--scale", choices=SCALES, default="medium")
-    r.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 01,05")
-    r.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    r.add_argument("--out", default=None, help="results folder (default: <repo>/results)")
-    r.add_argument("--data-dir", default=None, help="dataset folder passed to every notebook")
+    r.add_argument("--only", default=None, help="comma-separated notebook numbers or names, e.g. 01,05 (00: template)")
+    r.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps")
+    r.add_argument("--out", default=None, help=_RUN_ROOT_HELP)
+    r.add_argument("--data-dir", default=None, help="dataset folder for every notebook (must hold a dataset)")
+    r.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="one-off parameter override for every selected notebook (lists as YAML/JSON: '[a,b]')",
+    )
+    r.add_argument(
+        "--publish",
+        action="store_true",
+        help="copy the completed ledgers, tables and figures into the tracked results/<scale>/ and figures/<scale>/",
+    )
     r.add_argument("--log-output", action="store_true", help="stream notebook output to the terminal")
+    _add_execution(r, "notebooks run at once, in worker processes with one BLAS thread each when > 1")
 
     c = sub.add_parser("claims", help="render all claims ledgers of a scale into CLAIMS.md")
     c.add_argument("--scale", choices=SCALES, default="medium")
-    c.add_argument("--out", default=None, help="results folder (default: <repo>/results)")
+    c.add_argument("--out", default=None, help="results folder holding <scale>/*/claims.json (default: results/)")
     c.add_argument(
-        "--update-readme", action="store_true", help="also replace the README section between the CLAIMS markers"
+        "--update-readme",
+        action="store_true",
+        help="also replace the README's claims section (the medium table: --scale medium only)",
     )
 
-    s = sub.add_parser("sweep", help="papermill parameter grid over one notebook (parallel, resumable)")
+    s = sub.add_parser("sweep", help="papermill parameter grid over one notebook (parallel or Dask, resumable)")
     s.add_argument("notebook", help="notebook path, stem or number (e.g. 05)")
     s.add_argument(
         "-p",
@@ -42,60 +85,128 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         metavar=("NAME", "VALUES"),
         required=True,
-        help="a parameter and its comma-separated values; repeat for a grid",
+        help="a parameter and its values separated by --sep (commas inside [...] do not split); repeat for a grid",
     )
+    s.add_argument("--sep", default=",", help="separator between the values of one -p (default ',')")
     s.add_argument("--scale", choices=SCALES, default="smoke", help="preset for every point")
-    s.add_argument("--jobs", type=int, default=1, help="parallel worker processes (1 thread each)")
+    s.add_argument("--device", default=None, help="device for every point (default: the notebook's)")
+    s.add_argument("--data-dir", default=None, help="dataset folder for every point (must hold a dataset)")
     s.add_argument("--out", default=None, help="sweep folder (default: results/sweeps/<notebook>)")
     s.add_argument(
         "--metric", action="append", default=None, help="claim id to show in the summary table (default: all)"
     )
+    _add_execution(s, "points run at once, in worker processes with one BLAS thread each")
     return ap
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _pairs(pairs: list[list[str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        if name in out:
+            raise ValueError(f"-p {name} given twice")
+        out[name] = value
+    return out
+
+
+def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from hgutils import runner
 
+    t0 = time.perf_counter()
+    kwargs = {"notebook_dir": Path(args.notebook_dir)} if args.notebook_dir else {}
+    res = runner.reproduce(
+        args.scale,
+        args.only,
+        args.device,
+        args.out,
+        args.data_dir,
+        params=_pairs(args.param),
+        force=args.force,
+        jobs=args.jobs,
+        cluster=args.cluster,
+        scheduler=args.scheduler,
+        publish=args.publish,
+        log_output=args.log_output,
+        **kwargs,
+    )
+    print()
+    print(runner.write_claims(args.scale, res.out))
+    print(res.table())
+    print(f"total {time.perf_counter() - t0:.0f} s; results under {res.out}")
+    if res.published:
+        print(f"published {len(res.published)} file(s) into results/{args.scale}/ and figures/{args.scale}/")
+    for r in res.failed:
+        print(f"error: {r.error}", file=sys.stderr)
+    if res.interrupted:
+        left = sum(r.status == "not run" for r in res.records)
+        print(f"interrupted: {left} notebook(s) not run; rerun the same command to resume", file=sys.stderr)
+        return 130
+    return 1 if res.failed else 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hgutils import runner
+
+    grid = _pairs(args.param)
+    fixed = {k: v for k, v in (("device", args.device), ("data_dir", args.data_dir)) if v is not None}
+    kwargs = {"notebook_dir": Path(args.notebook_dir)} if args.notebook_dir else {}
+    res = runner.sweep(
+        args.notebook,
+        grid,
+        scale=args.scale,
+        fixed=fixed,
+        sep=args.sep,
+        jobs=args.jobs,
+        cluster=args.cluster,
+        scheduler=args.scheduler,
+        out=args.out,
+        force=args.force,
+        **kwargs,
+    )
+    print(res.summary())
+    print(res.table(args.metric))
+    for d, err in res.failed.items():
+        print(f"error: {d.name}: {err}", file=sys.stderr)
+    if res.interrupted:
+        print("interrupted: rerun the same command to resume (completed points are kept)", file=sys.stderr)
+        return 130
+    return 1 if res.failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (see module docstring)."""
+    args = _parser().parse_args(argv)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    except ValueError:  # not the main thread (embedded use): leave signals alone
+        previous = None
     try:
         if args.cmd == "reproduce":
-            t0 = time.perf_counter()
-            records = runner.reproduce(
-                args.scale,
-                args.only,
-                args.device,
-                args.out,
-                args.data_dir or os.environ.get("HGUTILS_DATA"),
-                args.log_output,
-            )
-            print()
-            print(runner.write_claims(args.scale, args.out))
-            print("| notebook | wall time (s) | status |\n|---|---|---|")
-            for rec in records:
-                print(f"| {rec.notebook} | {rec.seconds:.0f} | {'ok' if rec.ok else 'FAILED'} |")
-            print(f"total {time.perf_counter() - t0:.0f} s")
-            bad = [r for r in records if not r.ok]
-            for r in bad:
-                print(f"error: {r.error}", file=sys.stderr)
-            return 1 if bad else 0
+            return _reproduce(args)
         if args.cmd == "claims":
+            from hgutils import runner
+
             print(runner.write_claims(args.scale, args.out, update_readme=args.update_readme))
             return 0
         if args.cmd == "sweep":
-            grid: dict[str, list] = {}
-            for name, values in args.param:
-                if name in grid:
-                    raise ValueError(f"parameter {name!r} given twice")
-                grid[name] = runner.parse_values(values)
-            res = runner.sweep(args.notebook, grid, jobs=args.jobs, out=args.out, base={"scale": args.scale})
-            print(f"{len(res.ran)} ran, {len(res.skipped)} skipped (already complete), {len(res.failed)} failed")
-            print(res.table(args.metric))
-            for d, err in res.failed.items():
-                print(f"error: {d.name}: {err}", file=sys.stderr)
-            return 1 if res.failed else 0
+            return _sweep(args)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 2  # pragma: no cover - argparse enforces a command
 
 

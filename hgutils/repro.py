@@ -201,12 +201,18 @@ def output_dirs(
     results_dir: str | os.PathLike | None = None,
     figures_dir: str | os.PathLike | None = None,
 ) -> tuple[Path, Path]:
-    """Where a notebook run writes: ``(results/<scale>/<notebook>, figures/<scale>)``, created.
+    """Where a notebook run writes: ``(<results>/<scale>/<notebook>, <figures>/<scale>)``, created.
 
-    ``results_dir`` / ``figures_dir`` default to the repository's ``results/`` and ``figures/``.
+    With neither folder given (a notebook opened in Jupyter), these are the repository's
+    ``results/`` and ``figures/``. A run that names its ``results_dir`` but no ``figures_dir`` keeps
+    its figures beside its results (``<results_dir>/figures``), so nothing it writes lands in the
+    repository's tracked ``figures/``. The runner (``python -m hgutils``) always passes both.
     """
     res = Path(results_dir) if results_dir else REPO_ROOT / "results"
-    fig = Path(figures_dir) if figures_dir else REPO_ROOT / "figures"
+    if figures_dir:
+        fig = Path(figures_dir)
+    else:
+        fig = Path(results_dir) / "figures" if results_dir else REPO_ROOT / "figures"
     out_res, out_fig = res / scale / notebook, fig / scale
     out_res.mkdir(parents=True, exist_ok=True)
     out_fig.mkdir(parents=True, exist_ok=True)
@@ -223,7 +229,7 @@ def _verdict(holds: bool | None) -> str:
     return {True: "holds", False: "fails", None: "not tested at this scale"}[holds]
 
 
-def _fmt(v: Any) -> str:
+def format_value(v: Any) -> str:
     """Compact table text: floats to 4 significant digits, dicts as ``k=v; ...``, lists in brackets."""
     if v is None:
         return "—"
@@ -232,9 +238,9 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, dict):
-        return "; ".join(f"{k}={_fmt(x)}" for k, x in v.items())
+        return "; ".join(f"{k}={format_value(x)}" for k, x in v.items())
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(f"({_fmt(x)})" if isinstance(x, dict) else _fmt(x) for x in v) + "]"
+        return "[" + ", ".join(f"({format_value(x)})" if isinstance(x, dict) else format_value(x) for x in v) + "]"
     return str(v).replace("|", "/").replace("\n", " ")
 
 
@@ -362,7 +368,8 @@ class Claims:
         """The ledger as a Markdown table."""
         head = "| claim | statement | paper | ours | criterion | verdict |\n|---|---|---|---|---|---|\n"
         body = "".join(
-            f"| {r.id} | {r.statement} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.criterion} | {r.verdict_detail} |\n"
+            f"| {r.id} | {r.statement} | {format_value(r.paper)} | {format_value(r.ours)} | {r.criterion} "
+            f"| {r.verdict_detail} |\n"
             for r in self.rows
         )
         return head + body

@@ -1,0 +1,403 @@
+"""Notebook parameters: what a notebook accepts, parsing ``-p`` values by type, validating before launch.
+
+Names come from the notebook's ``parameters`` cell (``papermill.inspect_notebook``); types come from
+the notebook's preset class when it has one (``CONFIG`` in ``hgutils.experiments.nbNN_name``; see
+:func:`preset_class`), else from the parameters cell itself: the annotation (``x: float = 1.0``), a
+leading comment such as ``# int or None: ...`` / ``# list of str or None: ...``, or the default
+literal. Values given on the command line are parsed by that type: YAML/JSON for lists
+(``'[cifar10,cifar100]'``), a plain string for ``str`` (never split into characters), ``none`` for
+``None``. A sweep axis (``-p NAME v1,v2``) is split on a separator that ignores commas inside
+brackets and quotes, so lists can be swept: ``-p cifar_datasets '[cifar10],[cifar10,cifar100]'``.
+
+Every check raises ``ValueError`` with one line naming the parameter, what was expected and what came.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import importlib
+import itertools
+import json
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from hgutils.presets import SCALES, Preset, coerce, type_name
+from hgutils.runner.notebooks import driver_module
+
+#: Parameters every numbered notebook has, with their types.
+COMMON_TYPES: dict[str, Any] = {
+    "scale": Literal["smoke", "medium", "paper"],
+    "seed": int,
+    "device": str,
+    "data_dir": str | None,
+    "results_dir": str | None,
+    "figures_dir": str | None,
+}
+#: Parameters the runner sets itself (every output goes under the run's output root).
+RUNNER_MANAGED = ("results_dir", "figures_dir")
+NONE_WORDS = ("none", "None", "null", "~")
+_DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
+
+PresetLookup = Callable[[Path], "type[Preset] | None"]
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter of a notebook's ``parameters`` cell.
+
+    ``type`` is an annotation understood by :func:`hgutils.presets.coerce`; ``origin`` says where it
+    came from (``"preset"``, ``"common"``, ``"annotation"``, ``"comment"``, ``"default"`` or
+    ``"unknown"``).
+    """
+
+    name: str
+    type: Any
+    default: str
+    help: str
+    origin: str
+
+
+# --------------------------------------------------------------------------------------------
+# where types come from
+# --------------------------------------------------------------------------------------------
+def preset_class(notebook: Path) -> type[Preset] | None:
+    """The notebook's preset class: ``CONFIG`` of ``hgutils.experiments.nbNN_name``, or ``None``.
+
+    ``None`` when that module does not exist (test notebooks, or before a notebook has a driver) or
+    defines no ``CONFIG``. An import error *inside* an existing driver module is raised, not hidden.
+
+    Raises
+    ------
+    TypeError
+        If ``CONFIG`` is not a :class:`~hgutils.presets.Preset` subclass.
+    """
+    name = driver_module(notebook)
+    try:
+        mod = importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name and name.startswith(err.name):
+            return None
+        raise
+    cfg = getattr(mod, "CONFIG", None)
+    if cfg is None:
+        return None
+    if not (isinstance(cfg, type) and issubclass(cfg, Preset) and dataclasses.is_dataclass(cfg)):
+        raise TypeError(f"{name}.CONFIG must be a Preset dataclass; got {cfg!r}")
+    return cfg
+
+
+_ANNOTATION_NAMES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "str": str,
+    "list": list,
+    "tuple": tuple,
+    "None": None,
+    "Optional": typing.Optional,
+    "Literal": Literal,
+    "Any": Any,
+}
+
+
+def _annotation(text: str) -> Any | None:
+    """An annotation string (``"int"``, ``"list[str] | None"``) as a type, or ``None`` if not understood."""
+    text = text.strip()
+    if not text or text == "None":
+        return None
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if not names <= set(_ANNOTATION_NAMES) or any(isinstance(n, (ast.Call, ast.Attribute)) for n in ast.walk(tree)):
+        return None
+    try:
+        tp = eval(compile(tree, "<annotation>", "eval"), {"__builtins__": {}}, dict(_ANNOTATION_NAMES))  # noqa: S307
+    except Exception:
+        return None
+    return type(None) if tp is None else tp
+
+
+_COMMENT = re.compile(r"^\s*(?:(list|tuple) of )?(int|float|str|bool)s?( or None)?\s*(?:[:;,.)]|$)", re.IGNORECASE)
+
+
+def _comment_type(help_text: str) -> Any | None:
+    """``"int or None: ..."`` → ``int | None``; ``"list of str or None: ..."`` → ``tuple[str, ...] | None``."""
+    m = _COMMENT.match(help_text or "")
+    if not m:
+        return None
+    base: Any = {"int": int, "float": float, "str": str, "bool": bool}[m.group(2).lower()]
+    if m.group(1):
+        base = tuple[base, ...]
+    return base | None if m.group(3) else base
+
+
+def _default_type(default: str) -> Any | None:
+    try:
+        value = ast.literal_eval(default)
+    except (ValueError, SyntaxError):
+        return None
+    if isinstance(value, (bool, int, float, str)):
+        return type(value)
+    return None
+
+
+def notebook_params(notebook: Path, preset: type[Preset] | None = None) -> dict[str, ParamSpec]:
+    """The parameters of ``notebook``'s ``parameters`` cell, each with the type values are checked against.
+
+    Type precedence: the preset field (an override parameter defaulting to ``None`` accepts
+    ``None`` = "use the preset"), the common parameters (``scale``, ``seed``, ...), then the cell's
+    annotation, its ``# T or None:`` comment, its default literal; otherwise any value.
+
+    Raises
+    ------
+    ValueError
+        If the notebook has no ``parameters`` cell.
+    """
+    import papermill as pm
+
+    raw = pm.inspect_notebook(str(notebook))
+    if not raw:
+        raise ValueError(f"{Path(notebook).name} has no cell tagged 'parameters'; nothing can be set with -p")
+    fields = preset.field_types() if preset is not None else {}
+    specs: dict[str, ParamSpec] = {}
+    for name, info in raw.items():
+        default, help_text = str(info.get("default", "")), str(info.get("help", "") or "")
+        tp, origin = None, "unknown"
+        if name in fields:
+            tp, origin = fields[name], "preset"
+            if default.strip() == "None":
+                tp = tp | None
+        elif name in COMMON_TYPES:
+            tp, origin = COMMON_TYPES[name], "common"
+        else:
+            found = [
+                (where, t)
+                for where, t in (
+                    ("annotation", _annotation(str(info.get("inferred_type_name", "")))),
+                    ("comment", _comment_type(help_text)),
+                    ("default", _default_type(default)),
+                )
+                if t is not None
+            ]
+            origin, tp = found[0] if found else ("unknown", Any)
+            if default.strip() == "None" and tp is not Any:
+                tp = tp | None
+        specs[name] = ParamSpec(name, tp, default, help_text, origin)
+    return specs
+
+
+# --------------------------------------------------------------------------------------------
+# parsing command-line text
+# --------------------------------------------------------------------------------------------
+def split_values(text: str, sep: str = ",") -> list[str]:
+    """Split a sweep axis on ``sep``, ignoring separators inside ``[...]``, ``{...}``, ``(...)`` and quotes.
+
+    Raises
+    ------
+    ValueError
+        For an empty axis or unbalanced brackets/quotes.
+    """
+    if not sep:
+        raise ValueError("the value separator must not be empty")
+    if text.strip() == "":
+        raise ValueError("a sweep parameter needs at least one value")
+    parts, buf, depth, quote, i = [], [], 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"unbalanced {ch!r} in {text!r}")
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append("".join(buf))
+            buf, i = [], i + len(sep)
+            continue
+        buf.append(ch)
+        i += 1
+    if quote or depth:
+        raise ValueError(f"unbalanced brackets or quotes in {text!r}")
+    parts.append("".join(buf))
+    return [p.strip() for p in parts]
+
+
+def _yaml(text: str, where: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"{where}: {text!r} is not valid YAML/JSON ({first})") from None
+
+
+def _strings_only(tp: Any) -> bool:
+    """True for ``str`` and ``Literal`` of strings (optionally ``| None``): command-line text is taken as is."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) != 1:
+            return False
+        tp = args[0]
+    if tp is str:
+        return True
+    return typing.get_origin(tp) is Literal and all(isinstance(a, str) for a in typing.get_args(tp))
+
+
+def parse_value(text: str, tp: Any = Any, where: str = "value") -> Any:
+    """Parse one command-line value by its type and check it (see :func:`hgutils.presets.coerce`).
+
+    ``none``/``null`` → ``None`` (when allowed); ``str`` values are taken verbatim; numbers, booleans
+    and lists are read as YAML/JSON (``1e-3`` and ``.5`` are floats too).
+
+    Raises
+    ------
+    ValueError
+        One line: ``"<where>: expected <type>; got <value> (<type>)"`` or a YAML error.
+    """
+    text = text.strip()
+    if text in NONE_WORDS:
+        return coerce(None, tp, where)
+    if _strings_only(tp):
+        value: Any = text
+    else:
+        value = _yaml(text, where)
+        if isinstance(value, str):
+            try:  # YAML 1.1 reads 1e-3 and .5 as strings
+                value = float(value) if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", value) else value
+            except ValueError:
+                pass
+    if isinstance(value, dict):
+        raise ValueError(f"{where}: expected {type_name(tp)}; got a mapping {text!r}")
+    return coerce(value, tp, where)
+
+
+def parse_values(text: str, tp: Any = Any, sep: str = ",", where: str = "value") -> list[Any]:
+    """A sweep axis: ``"1,2,0.5,true,none,abc"`` → ``[1, 2, 0.5, True, None, "abc"]`` (typed by ``tp``)."""
+    return [parse_value(v, tp, where) for v in split_values(text, sep)]
+
+
+# --------------------------------------------------------------------------------------------
+# validating names and values
+# --------------------------------------------------------------------------------------------
+def check_name(name: str, specs: dict[str, ParamSpec], notebook: str) -> ParamSpec:
+    """The spec of ``name``, or ``ValueError`` naming the notebook's parameters (and a close match).
+
+    ``results_dir`` / ``figures_dir`` are refused: the runner routes every output under ``--out``.
+    """
+    if name in RUNNER_MANAGED:
+        raise ValueError(f"-p {name}: set by the runner (every output goes under --out); use --out instead")
+    if name not in specs:
+        close = difflib.get_close_matches(name, list(specs), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        have = ", ".join(n for n in specs if n not in RUNNER_MANAGED)
+        raise ValueError(f"-p {name}: {notebook} has no parameter {name!r}{hint}; its parameters are: {have}")
+    return specs[name]
+
+
+def check_value(spec: ParamSpec, value: Any) -> Any:
+    """Check a value for ``spec`` and return it in canonical form.
+
+    A ``str`` is command-line text, parsed by :func:`parse_value` (``"3"`` → ``3``, ``"[a,b]"`` →
+    ``("a", "b")``, ``"none"`` → ``None``); other values are checked as they are. ``data_dir``
+    becomes an absolute path.
+    """
+    where = f"-p {spec.name}"
+    if isinstance(value, str):
+        value = parse_value(value, spec.type, where)
+    else:
+        value = coerce(value, spec.type, where)
+    if spec.name == "device" and value is not None and not _DEVICE.match(str(value)):
+        raise ValueError(f"{where}: expected 'cpu', 'cuda', 'cuda:N' or 'mps'; got {value!r}")
+    if spec.name == "scale" and value not in SCALES:
+        raise ValueError(f"{where}: expected one of {SCALES}; got {value!r}")
+    if spec.name == "data_dir" and value:
+        value = str(Path(value).expanduser().resolve())  # kernels run elsewhere (another folder or machine)
+    return value
+
+
+def to_papermill(value: Any) -> Any:
+    """Tuples as lists, recursively (papermill writes lists; JSON run keys do too)."""
+    if isinstance(value, (list, tuple)):
+        return [to_papermill(v) for v in value]
+    return value
+
+
+def validate_against_preset(preset: type[Preset] | None, scale: str, values: dict[str, Any], label: str) -> None:
+    """Build ``preset.from_scale(scale, **overrides)`` for the values that are preset fields.
+
+    This is the same call the notebook makes, so a type, range or cross-field error is reported
+    before launch. Raises ``ValueError`` prefixed with ``label`` (the point or notebook).
+    """
+    if preset is None:
+        return
+    fields = preset.field_types()
+    overrides = {k: v for k, v in values.items() if k in fields}
+    try:
+        preset.from_scale(scale, **overrides)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{label}: {err}") from None
+
+
+def grid_product(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Cartesian product of a parameter grid, in a stable order (first axis slowest)."""
+    if not grid:
+        raise ValueError("a sweep needs at least one parameter (-p NAME v1,v2,...)")
+    for name, values in grid.items():
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ValueError(f"-p {name}: a sweep axis needs a non-empty list of values; got {values!r}")
+        seen = [json.dumps(to_papermill(v), sort_keys=True) for v in values]
+        dup = next((v for v, s in zip(values, seen) if seen.count(s) > 1), None)
+        if dup is not None or len(set(seen)) < len(seen):
+            raise ValueError(f"-p {name}: the value {dup!r} is given more than once")
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def _slug_value(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return "+".join(_slug_value(x) for x in v) or "empty"
+    text = v if isinstance(v, str) else json.dumps(v)
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-") or "_"
+
+
+def point_slug(point: dict[str, Any]) -> str:
+    """A file-system-safe folder name for one grid point (``n_seeds=3__seed=1``).
+
+    Lists join with ``+`` (``cifar_datasets=cifar10+cifar100``). Names longer than 120 characters
+    are cut and end with a hash of the full point, so distinct points keep distinct folders.
+    """
+    import hashlib
+
+    slug = "__".join(f"{k}={_slug_value(v)}" for k, v in point.items())
+    if len(slug) > 120:
+        digest = hashlib.sha256(json.dumps(to_papermill(point), sort_keys=True).encode()).hexdigest()[:10]
+        slug = f"{slug[:100]}__{digest}"
+    return slug
+
+
+def unique_slugs(points: Iterable[dict[str, Any]]) -> list[str]:
+    """:func:`point_slug` per point; points whose slugs collide (``"a b"`` vs ``"a/b"``) get a hash suffix."""
+    import hashlib
+
+    points = list(points)
+    slugs = [point_slug(p) for p in points]
+    for i, s in enumerate(slugs):
+        if slugs.count(s) > 1:
+            digest = hashlib.sha256(json.dumps(to_papermill(points[i]), sort_keys=True).encode()).hexdigest()[:8]
+            slugs[i] = f"{s}__{digest}"
+    return slugs

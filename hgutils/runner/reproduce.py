@@ -1,0 +1,309 @@
+"""``reproduce``: every numbered notebook (or a selection) at one scale, with a plan, progress and resume.
+
+Layout of a run root (``out`` defaults to ``<repo>/results/runs``, ignored by git)::
+
+    <out>/<scale>/<NN_name>.ipynb        executed copy        (<NN_name>.failed.ipynb on error)
+    <out>/<scale>/<NN_name>.run.json     run record: key, files, seconds -- written last, on completion
+    <out>/<scale>/<NN_name>/claims.json  the ledger (and the notebook's tables)
+    <out>/<scale>/CLAIMS.md              all ledgers of that scale as one table
+    <out>/figures/<scale>/...            the figures
+
+It mirrors the repository's ``results/`` and ``figures/``; nothing tracked is written unless
+``publish=True`` (``--publish``) copies the completed notebooks' ledgers, tables and figures into
+``results/<scale>/`` and ``figures/<scale>/``. A notebook whose record matches this run's key
+(scale, parameters, notebook code, hgutils code) is skipped unless ``force``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hgutils.presets import SCALES
+from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
+from hgutils.runner.claims_report import write_claims
+from hgutils.runner.datacheck import DatasetFinder, check_data_dir, check_data_env
+from hgutils.runner.execute import Job, JobResult, NotebookFailure
+from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT, select_notebooks
+from hgutils.runner.params import (
+    COMMON_TYPES,
+    ParamSpec,
+    PresetLookup,
+    check_name,
+    check_value,
+    notebook_params,
+    preset_class,
+    validate_against_preset,
+)
+from hgutils.runner.records import is_complete, library_fingerprint, read_record, run_key, write_into
+
+DEFAULT_RUN_ROOT = REPO_ROOT / "results" / "runs"
+
+
+@dataclass
+class RunRecord:
+    """One notebook of a ``reproduce`` run: ``status`` is ``ran``, ``skipped``, ``failed`` or ``not run``."""
+
+    notebook: str
+    seconds: float
+    ok: bool
+    error: str = ""
+    status: str = "ran"
+
+
+@dataclass
+class ReproduceResult:
+    """What ``reproduce`` did, per notebook, and whether it was interrupted."""
+
+    scale: str
+    out: Path
+    records: list[RunRecord]
+    interrupted: bool = False
+    published: list[Path] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[RunRecord]:
+        return [r for r in self.records if r.status == "failed"]
+
+    def table(self) -> str:
+        """Markdown: notebook, wall time, status."""
+        lines = ["| notebook | wall time (s) | status |", "|---|---|---|"]
+        for r in self.records:
+            secs = f"{r.seconds:.0f}" if r.status in ("ran", "failed") else "—"
+            lines.append(f"| {r.notebook} | {secs} | {r.status} |")
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class _Planned:
+    notebook: Path
+    params: dict[str, Any]
+    key: dict[str, Any]
+    complete: bool
+    estimate_min: float | None
+    estimate_origin: str
+
+
+def fmt_minutes(minutes: float | None) -> str:
+    """``None`` → ``"unknown"``; ``0.4`` → ``"24 s"``; ``95`` → ``"1 h 35 min"``."""
+    if minutes is None:
+        return "unknown"
+    if minutes < 1:
+        return f"{minutes * 60:.0f} s"
+    if minutes < 60:
+        return f"{minutes:.0f} min"
+    return f"{int(minutes // 60)} h {minutes % 60:02.0f} min"
+
+
+def _estimate(preset: Any, scale: str, record: Path) -> tuple[float | None, str]:
+    cost = getattr(preset, "COST_MINUTES", {}) if preset is not None else {}
+    if scale in cost:
+        return float(cost[scale]), "recorded cost"
+    rec = read_record(record)
+    if rec and isinstance(rec.get("seconds"), (int, float)):
+        return rec["seconds"] / 60, "last run"
+    return None, ""
+
+
+def _spec(specs: dict[str, ParamSpec], name: str, notebook: str) -> ParamSpec:
+    if name in specs:
+        return specs[name]
+    if name in COMMON_TYPES:
+        raise ValueError(f"{notebook} has no {name!r} parameter, which every numbered notebook needs")
+    return check_name(name, specs, notebook)
+
+
+def reproduce(
+    scale: str = "medium",
+    only: str | None = None,
+    device: str = "cpu",
+    out: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    params: dict[str, Any] | None = None,
+    force: bool = False,
+    jobs: int = 1,
+    cluster: str | None = None,
+    scheduler: str | None = None,
+    backend: LocalBackend | DaskBackend | None = None,
+    publish: bool = False,
+    log_output: bool = False,
+    notebook_dir: Path = NOTEBOOK_DIR,
+    preset_lookup: PresetLookup = preset_class,
+    data_finder: DatasetFinder | None = None,
+    repo_root: Path = REPO_ROOT,
+    echo: Callable[[str], None] = print,
+) -> ReproduceResult:
+    """Execute the selected notebooks at ``scale``; print the plan and progress; resume; keep going on failure.
+
+    ``params`` are one-off overrides for every selected notebook (``-p NAME VALUE``; each notebook
+    must have the parameter). Everything (names, types, presets, ``data_dir``) is checked before
+    the first notebook starts. Returns a :class:`ReproduceResult`; the caller decides the exit code.
+
+    Raises
+    ------
+    ValueError
+        For any invalid input (one line), before anything ran.
+    """
+    if scale not in SCALES:
+        raise ValueError(f"--scale must be one of {SCALES}; got {scale!r}")
+    out = Path(out) if out else DEFAULT_RUN_ROOT
+    books = select_notebooks(only, notebook_dir)
+    if not books:
+        raise ValueError(f"no numbered notebooks found in {notebook_dir}")
+    overrides = dict(params or {})
+    for name in ("scale", "device", "data_dir"):
+        if name in overrides:
+            raise ValueError(f"-p {name}: use --{name.replace('_', '-')} instead")
+    plan: list[_Planned] = []
+    for nb in books:
+        preset = preset_lookup(nb)
+        specs = notebook_params(nb, preset)
+        values: dict[str, Any] = {"scale": scale, "device": device}
+        if data_dir:
+            values["data_dir"] = str(Path(data_dir).expanduser().resolve())
+        values = {k: check_value(_spec(specs, k, nb.name), v) for k, v in values.items()}
+        for name, value in overrides.items():
+            values[name] = check_value(check_name(name, specs, nb.name), value)
+        validate_against_preset(preset, scale, values, nb.stem)
+        key = run_key(nb.stem, nb.read_bytes(), scale, values)
+        record = out / scale / f"{nb.stem}.run.json"
+        complete = not force and is_complete(record, key, out)
+        est, origin = _estimate(preset, scale, record)
+        plan.append(_Planned(nb, values, key, complete, est, origin))
+
+    backend = backend or make_backend(jobs, cluster, scheduler)
+    parallel = not (isinstance(backend, LocalBackend) and backend.workers == 1)
+    run_id = new_run_id()
+    todo = [p for p in plan if not p.complete]
+    by_label = {p.notebook.stem: p for p in todo}
+    records: dict[str, RunRecord] = {
+        p.notebook.stem: RunRecord(p.notebook.stem, 0.0, True, status="skipped" if p.complete else "not run")
+        for p in plan
+    }
+    mine = library_fingerprint()
+    t_start = time.perf_counter()
+    state = {"done": 0}
+
+    def remaining_estimate() -> str:
+        left = [p for p in todo if records[p.notebook.stem].status == "not run"]
+        return _cost_text(left, "left") if left else "nothing left"
+
+    def on_start(job: Job) -> None:
+        p = by_label[job.label]
+        i = todo.index(p) + 1
+        echo(f"[{i}/{len(todo)}] {job.label} started (estimate {fmt_minutes(p.estimate_min)})")
+
+    def on_done(job: Job, res: JobResult) -> None:
+        state["done"] += 1
+        rec = records[job.label]
+        rec.seconds = res.seconds
+        executed = f"{scale}/{job.label}"
+        if res.ok and res.library != mine:
+            res = JobResult(job.label, False, res.seconds, error=f"worker {res.worker} ran different hgutils code")
+        if res.ok:
+            extra = {"seconds": round(res.seconds, 3), "worker": res.worker, "data": res.data}
+            write_into(out, res.files, f"{executed}.run.json", job.key, extra)
+            (out / f"{executed}.failed.ipynb").unlink(missing_ok=True)
+            rec.status, rec.ok = "ran", True
+        else:
+            from hgutils.repro import atomic_write_bytes
+
+            for rel, data in res.files.items():
+                atomic_write_bytes(out / rel, data)
+            failed_copy = out / next(iter(res.files)) if res.files else None
+            msg = str(NotebookFailure(**res.failure, executed=failed_copy)) if res.failure else res.error
+            rec.status, rec.ok, rec.error = "failed", False, f"{job.label}: {msg}" if not res.failure else msg
+        elapsed = (time.perf_counter() - t_start) / 60
+        verdict = "done" if rec.ok else "FAILED"
+        echo(
+            f"[{state['done']}/{len(todo)}] {job.label} {verdict} in {fmt_minutes(res.seconds / 60)}"
+            f"; elapsed {fmt_minutes(elapsed)}, {remaining_estimate()}" + ("" if rec.ok else f"\n    {rec.error}")
+        )
+
+    interrupted = False
+    with backend:
+        for path in sorted({str(p.params["data_dir"]) for p in plan if p.params.get("data_dir")}):
+            backend.check(check_data_dir, path, "--data-dir", data_finder)
+        backend.check(check_data_env, data_finder)
+        _print_plan(plan, scale, out, backend.describe(), echo)
+        if todo:
+            jobs_ = [
+                Job(
+                    p.notebook.stem,
+                    str(p.notebook),
+                    p.notebook.read_bytes(),
+                    p.params,
+                    f"{scale}/{p.notebook.stem}.ipynb",
+                    p.key,
+                    run_id,
+                    single_thread=parallel,
+                    log_output=log_output,
+                    estimate_s=None if p.estimate_min is None else p.estimate_min * 60,
+                )
+                for p in todo
+            ]
+            interrupted = run_jobs(jobs_, backend, on_done, on_start if isinstance(backend, LocalBackend) else None)
+    result = ReproduceResult(scale, out, [records[p.notebook.stem] for p in plan], interrupted)
+    if publish and not interrupted:
+        done = [r.notebook for r in result.records if r.status in ("ran", "skipped")]
+        result.published = publish_results(scale, out, done, repo_root)
+    return result
+
+
+def _print_plan(plan: list[_Planned], scale: str, out: Path, where: str, echo: Callable[[str], None]) -> None:
+    todo = [p for p in plan if not p.complete]
+    echo(f"reproduce at scale {scale}: {len(plan)} notebook(s) -> {out} on {where}")
+    width = max(len(p.notebook.stem) for p in plan)
+    for i, p in enumerate(plan, 1):
+        est = fmt_minutes(p.estimate_min) + (f" ({p.estimate_origin})" if p.estimate_origin else "")
+        what = "skip: complete for this scale and code (--force reruns it)" if p.complete else "run"
+        echo(f"  {i}. {p.notebook.stem:<{width}}  {est:<26}  {what}")
+    echo(_cost_text(todo, "to run") if todo else "nothing to run: every notebook is complete for this scale and code")
+
+
+def _cost_text(left: list[_Planned], what: str) -> str:
+    """``"about 1 h 20 min left"``, ``"about 44 min + 1 notebook of unknown cost to run"``."""
+    known = sum(p.estimate_min or 0.0 for p in left)
+    unknown = sum(p.estimate_min is None for p in left)
+    parts = [f"about {fmt_minutes(known)}"] if len(left) > unknown else []
+    if unknown:
+        parts.append(f"{unknown} notebook(s) of unknown cost")
+    return " + ".join(parts) + f" {what}"
+
+
+def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path = REPO_ROOT) -> list[Path]:
+    """Copy completed notebooks' ledgers, tables and figures from a run root into the repository.
+
+    ``<out>/<scale>/<NN>/...`` → ``<repo>/results/<scale>/<NN>/...`` and ``<out>/figures/<scale>/...``
+    → ``<repo>/figures/<scale>/...`` (executed notebooks stay in the run root), exactly the files
+    each notebook's record lists; then ``results/<scale>/CLAIMS.md`` is regenerated. Returns the
+    written paths.
+    """
+    from hgutils.repro import atomic_write_bytes
+
+    written: list[Path] = []
+    for stem in notebooks:
+        rec = read_record(out / scale / f"{stem}.run.json")
+        if not rec:
+            continue
+        for rel in rec.get("files", {}):
+            if rel.endswith(".ipynb"):
+                continue
+            if rel.startswith("figures/"):
+                dst = repo_root / rel
+            elif rel.startswith(f"{scale}/"):
+                dst = repo_root / "results" / rel
+            else:
+                continue
+            src = out / rel
+            if src.resolve() == dst.resolve():
+                continue
+            atomic_write_bytes(dst, src.read_bytes())
+            written.append(dst)
+    write_claims(scale, repo_root / "results")
+    return written
