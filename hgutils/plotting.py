@@ -4,7 +4,9 @@
 - :func:`save_figure` -- write PNG (and optionally SVG) atomically into a figures folder.
 - :func:`heatmap` -- an annotated matrix plot (similarity matrices, readout scores).
 - :func:`poincare_disk` -- draw 2D Poincaré-ball points inside the unit-radius boundary circle.
+- :func:`plot_training_curves` -- every model's training curves (one panel per model, all seeds);
 - :func:`plot_results_bars` -- mean ± std per model (the weight-space comparisons);
+
   :func:`plot_pred_vs_true` -- predictions against targets per model; :func:`plot_embedding_pca`
   and :func:`pca_2d` -- embeddings projected on their top two principal components.
 """
@@ -219,3 +221,52 @@ def pca_2d(x: Tensor | np.ndarray) -> np.ndarray:
     if out.shape[1] < 2:
         out = np.concatenate([out, np.zeros((out.shape[0], 2 - out.shape[1]))], 1)
     return out
+
+
+def plot_training_curves(
+    curves: dict[str, dict[int, list[dict[str, float]]]],
+    train_key: str = "train_loss",
+    val_key: str | None = None,
+    trained: dict[str, bool] | None = None,
+    ncols: int = 4,
+    title: str = "",
+) -> plt.Figure:
+    """One panel per model: ``train_key`` per epoch (solid, left axis) and ``val_key`` (dashed, right
+    axis) for every seed; ``trained[model] = False`` marks the panel "did not train" in red.
+
+    ``curves[model][seed]`` is the loop's history (a list of per-epoch dicts, as
+    :class:`hgutils.train.TrainLog` records it). Epochs are integer ticks.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    use_style()
+    names = [n for n, c in curves.items() if c]
+    if not names:
+        raise ValueError("no curves to plot")
+    ncols = min(ncols, len(names))
+    nrows = -(-len(names) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 2.5 * nrows), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, name in zip(axes.ravel(), names):
+        ax2 = ax.twinx() if val_key else None
+        for i, (seed, hist) in enumerate(sorted(curves[name].items())):
+            ep = [r["epoch"] + 1 for r in hist]
+            key = train_key if any(train_key in r for r in hist) else "train_loss"
+            ax.plot(ep, [r.get(key, np.nan) for r in hist], color=colors[i % len(colors)], label=f"seed {seed}")
+            if ax2 is not None:
+                ax2.plot(ep, [r.get(val_key, np.nan) for r in hist], "--", color=colors[i % len(colors)], alpha=0.7)
+        bad = trained is not None and not trained.get(name, True)
+        ax.set_title(name + ("  (did not train)" if bad else ""), color="#c44e52" if bad else "black", fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(train_key.replace("_", " "))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if ax2 is not None:
+            ax2.set_ylabel(val_key.replace("_", " ") + " (dashed)", fontsize=8)
+            ax2.grid(False)
+    for ax in axes.ravel()[len(names) :]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

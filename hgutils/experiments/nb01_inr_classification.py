@@ -18,16 +18,18 @@ import torch
 from torch import Tensor
 
 from hgutils.plotting import poincare_disk, use_style
-from hgutils.presets import Preset
 from hgutils.weightspace import comparison
+from hgutils.weightspace.comparison import ComparisonSettings
 
 __all__ = [
     "CONFIG",
+    "CONTROL_VARIANTS",
     "INR_PAPER_KEYS",
     "INR_VARIANTS",
     "INRClassificationConfig",
     "PAPER",
     "PAPER_SOURCE",
+    "control_zoo",
     "inr_zoo",
     "paper_table",
 ]
@@ -49,51 +51,50 @@ INR_VARIANTS: tuple[str, ...] = (
     "GTH-GMN (T=1)",
     "GTH-GMN (Euclidean)",
     "GTH-GMN (no GRU)",
+    "GTH-GMN (fine-tuned)",
     "StatNN",
     "FlatMLP",
+    "FlatMLP+aug",
     "NFN_NP",
     "NFN_HNP",
     "DWSNet",
     "GMN",
+    "GMN (per-layer)",
 )
+#: the cheap models trained on the one-initialisation-per-INR control zoo
+CONTROL_VARIANTS: tuple[str, ...] = ("StatNN", "FlatMLP", "NFN_NP")
 
 
 @dataclass(frozen=True)
-class INRClassificationConfig(Preset):
+class INRClassificationConfig(ComparisonSettings):
     """Notebook 01: classify INRs (one SIREN per image) from their weight trajectories."""
 
-    datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium/paper: MNIST + Fashion-MNIST
+    datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium: MNIST; paper: + Fashion-MNIST
     n_images: int = 120  # INRs per zoo (one per image, class-balanced)
     inr_steps: int = 200  # Adam steps per INR (DWSNets: 1,000)
-    T: int = 5  # snapshots per INR trajectory (paper: 80-100)
+    T: int = 5  # snapshots per INR trajectory, step 0 included (paper: 80-100)
     shared_init: bool = True  # one SIREN initialisation for the whole zoo (paper preset: one per INR, as NFN)
-    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all models)
     variants: tuple[str, ...] = INR_VARIANTS  # models (all trained on the same split)
-    n_seeds: int = 2  # model seeds (paper: 5)
-    epochs: int = 1  # max meta-network epochs (early stopping on validation accuracy)
-    patience: int = 2  # early-stopping patience (epochs)
-    batch_size: int = 32  # INRs per step
-    lr: float = 2e-3  # Adam lr of every model
-    gth_dim: int = 16  # GTH-GMN node-state dim
-    val_fraction: float = 0.15  # share of INRs for validation
-    test_fraction: float = 0.25  # share of INRs for test
-    split_seed: int = 0  # seed of the one shared split
-    refine_steps: int = 5  # Riemannian refinement steps for the node-embedding figures
+    control_images: int = 120  # INRs of the one-initialisation-per-INR control zoo (0: skip it)
+    control_variants: tuple[str, ...] = CONTROL_VARIANTS  # models trained on the control zoo (first seed)
     n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        # medium is sized to the 45-minute CPU budget from the costs notebook 01 §0 measures
+        # medium is sized to the 45-minute CPU budget (README, status table); Fashion-MNIST moves to paper
         "medium": {
-            "datasets": ("mnist", "fashion_mnist"),
+            "datasets": ("mnist",),
             "n_images": 800,
             "inr_steps": 300,
-            "T": 8,
+            "T": 6,
             "n_seeds": 3,
-            "epochs": 4,
-            "patience": 3,
+            "steps": 400,
+            "patience": 8,
+            "lr_search_steps": 120,
+            "refine_steps": 20,
+            "compile": True,
             "val_fraction": 0.1,
             "test_fraction": 0.2,
-            "refine_steps": 20,
+            "control_images": 800,
             "n_figure_nets": 16,
         },
         "paper": {
@@ -103,12 +104,17 @@ class INRClassificationConfig(Preset):
             "T": 100,
             "shared_init": False,
             "n_seeds": 5,
-            "epochs": 100,
+            "steps": 50000,
             "patience": 15,
+            "batch_size": 32,
+            "lr_grid": (3e-4, 1e-3, 3e-3),
+            "lr_search_steps": 5000,
             "gth_dim": 32,
+            "refine_steps": 100,
+            "compile": True,
             "val_fraction": 5000 / 70000,
             "test_fraction": 10000 / 70000,
-            "refine_steps": 100,
+            "control_images": 0,
             "n_figure_nets": 64,
         },
     }
@@ -140,6 +146,21 @@ def inr_zoo(
         seed=seed,
         device=device,
     )
+
+
+def control_zoo(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
+    """The control zoo: the same images and fits, but one SIREN initialisation per INR (the NFN
+    protocol) -- ``control_images`` INRs -- to show what a shared initialisation changes."""
+    from dataclasses import replace
+
+    return inr_zoo(dataset, replace(cfg, n_images=cfg.control_images, shared_init=False), scale, data_dir, seed, device)
 
 
 def paper_table(

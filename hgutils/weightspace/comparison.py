@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from hgutils.presets import Preset
 from hgutils.repro import progress, seed_everything
 
 log = logging.getLogger("hgutils")
@@ -34,6 +35,7 @@ __all__ = [
     "SYMMETRY_RESPECTING",
     "VARIANTS",
     "ComparisonResult",
+    "ComparisonSettings",
     "Splits",
     "Variant",
     "best_model",
@@ -45,6 +47,8 @@ __all__ = [
     "node_embeddings",
     "paper_table",
     "prepare_inputs",
+    "protocol_table",
+    "recon_table",
     "run_comparison",
     "summarize",
 ]
@@ -291,7 +295,65 @@ class ComparisonResult:
         return {n: self.gate(n) for n in names}
 
 
+@dataclass(frozen=True)
+class ComparisonSettings(Preset):
+    """What every weight-space notebook (01-03) sets the same way: the inputs every model reads, the
+    budget in optimiser steps, the learning-rate search, the learnability gate and GTH-GMN's sizes.
+
+    Notebook presets subclass it (and keep these fields' names, so any of them can be overridden
+    from the notebook's parameters cell).
+    """
+
+    inputs: str = "standardize"  # how every model's inputs are prepared (prepare_inputs): standardize |
+    # delta (W_t - W_0, then standardised) | rms | none
+    n_seeds: int = 2  # model seeds
+    steps: int = 40  # optimiser steps per model and seed (the budget; evaluation once per epoch)
+    patience: int = 1000  # early stopping: evaluations without a better validation score
+    batch_size: int = 16  # networks per step
+    lr: float = 1e-3  # Adam lr when no grid is searched
+    lr_grid: tuple[float, ...] = (1e-3, 3e-3)  # per-model learning rates tried on the first seed (validation)
+    lr_search_steps: int = 20  # optimiser steps of each lr-search run
+    gth_dim: int = 16  # GTH-GMN node-state dim
+    refine_steps: int = 5  # GTH-GMN stage-2 Riemannian refinement steps per snapshot
+    refine_lr: float = 1e-2  # GTH-GMN stage-2 Riemannian step size
+    compile: bool = False  # torch.compile GTH-GMN's attention layers (pays off only for long runs)
+    min_loss_drop: float = 0.05  # learnability gate: training loss must fall by this fraction
+    min_accuracy_gain: float = 0.10  # learnability gate: training accuracy must beat chance by this much
+    val_fraction: float = 0.15  # share of networks for validation
+    test_fraction: float = 0.25  # share of networks for test
+    split_seed: int = 0  # seed of the one shared split
+
+    def gate(self) -> Any:
+        """The :class:`hgutils.train.LearnabilityGate` of these settings."""
+        from hgutils.train import LearnabilityGate
+
+        return LearnabilityGate(self.min_loss_drop, self.min_accuracy_gain)
+
+    def comparison_kwargs(self, device: str = "cpu") -> dict[str, Any]:
+        """Keyword arguments of :func:`run_comparison` (training settings, inputs, lr search, gate)."""
+        from hgutils.weightspace.training import TrainConfig
+
+        cfg = TrainConfig(
+            steps=self.steps, patience=self.patience, batch_size=self.batch_size, lr=self.lr, device=device
+        )
+        gth = {
+            "dim": self.gth_dim,
+            "refine_steps": self.refine_steps,
+            "refine_lr": self.refine_lr,
+            "compile": self.compile,
+        }
+        return {
+            "train_cfg": cfg,
+            "gth_overrides": gth,
+            "inputs": self.inputs,
+            "lr_grid": self.lr_grid or None,
+            "lr_search_steps": self.lr_search_steps,
+            "gate": self.gate(),
+        }
+
+
 def _data_key(model: Any) -> tuple[str, str]:
+
     return type(model).__name__, repr(model.snapshots)
 
 
@@ -515,6 +577,55 @@ def run_comparison(
             log.info("%s seed %d: %s", name, seed, {k: v for k, v in row.items() if k.startswith("test_")})
     res.table = pd.DataFrame(rows)
     return res
+
+
+def protocol_table(run: ComparisonResult) -> pd.DataFrame:
+    """One row per model: the learning rate used (and the grid's validation scores), optimiser steps,
+    whether every seed passed the learnability check, and the check's reason for the first seed that
+    did not (else for seed 0)."""
+    rows = []
+    for name in dict.fromkeys(run.table["model"]):
+        t = run.table[run.table["model"] == name]
+        g = run.gate(name)
+        row = {
+            "model": name,
+            "lr": float(t["lr"].iloc[0]),
+            "steps": int(t["steps"].max()),
+            "trained": g["trained"],
+            "learnability check": g["reason"],
+        }
+        if name in run.lr_search:
+            row["lr search (val score)"] = ", ".join(f"{lr:g}: {s:.3f}" for lr, s in run.lr_search[name].items())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def recon_table(run: ComparisonResult) -> pd.DataFrame:
+    """Reconstruction quality of every two-stage model (validation networks, mean ± std over seeds)
+    beside an uninformative decoder: link BCE (2 ln 2 = 1.386), link AUC (0.5), sign accuracy
+    (the majority sign's share), magnitude R² (0)."""
+    cols = ["recon_link_bce", "recon_link_auc", "recon_sign_acc", "recon_mag_r2"]
+    t = run.table.dropna(subset=[c for c in cols if c in run.table]) if cols[0] in run.table else run.table.iloc[:0]
+    rows = []
+    for name in dict.fromkeys(t["model"]):
+        g = t[t["model"] == name]
+        row = {"model": name}
+        for c in cols:
+            row[c.removeprefix("recon_")] = f"{g[c].mean():.3f} ± {g[c].std(ddof=0):.3f}"
+        row["sign majority"] = f"{g['recon_sign_majority'].mean():.3f}"
+        rows.append(row)
+    if rows:
+        rows.append(
+            {
+                "model": "uninformative decoder",
+                "link_bce": f"{2 * np.log(2):.3f}",
+                "link_auc": "0.500",
+                "sign_acc": "= sign majority",
+                "mag_r2": "0.000",
+                "sign majority": "—",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def summarize(table: pd.DataFrame, metrics: Sequence[str], digits: int = 3) -> pd.DataFrame:

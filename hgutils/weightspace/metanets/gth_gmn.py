@@ -98,8 +98,9 @@ class GTHGMNConfig:
     use_edge_weight: bool = False  # paper: weights are reconstruction targets only; the model input is
     # the node-strength features + edge attributes. True = the stronger-input variant (edge bias, gate and
     # messages also see the signed weight of each edge)
-    edge_messages: bool = True  # messages translated by the edge features (paper silent on message
-    # content; without it the weights reach the embedding only through attention weights -- learns slower)
+    edge_messages: bool = False  # paper: the aggregated messages are the values v_u; True translates each
+    # message by a learned map of the edge features (worth it only when the weights are edge features)
+
     dropout: float = 0.0  # Euclidean dropout in the tangent updates; zoos are small, keep it off
     alpha0: float = 1.0  # power-law slope prior alpha_0; 1 = inverse-distance law
     delta_alpha: float = 0.5  # max context-dependent slope change
@@ -387,7 +388,6 @@ class GTHGMN(MetaNet):
     def _pos_index(self, g: Any) -> Tensor:
         """Index into ``pos_emb`` per node: input neuron k -> k, output neuron k -> n_in + k, others 0."""
         if getattr(g, "node_pos", None) is None or self.n_positions == 0:
-
             return torch.zeros_like(g.node_layer)
         n_in = int((g.node_type == 0).sum())
         return g.node_pos + (g.node_type == 2).long() * n_in * (g.node_pos > 0).long()
