@@ -5,11 +5,10 @@ Points are ambient vectors :math:`x = (x_t, x_s) \in \mathbb{R}^{n+1}` with
 ambient too. Throughout, :math:`k = 1/c` and :math:`\sqrt{k} = 1/\sqrt{c}`; the origin is
 :math:`o = (\sqrt{k}, 0)`. geoopt's ``Lorentz(k)`` stores the same points with ``k = 1/c``.
 
-Formulas: Nickel & Kiela (2018), "Learning Continuous Hierarchies in the Lorentz Model of Hyperbolic
-Geometry" (arXiv:1806.03417) for the distance and the exponential/logarithmic maps (written here for
-curvature :math:`-c`); Chen et al. (2022), "Fully Hyperbolic Neural Networks" (arXiv:2105.14686) for
-the Lorentz model with curvature as used by the layers; Law et al. (2019) for the centroid; Bdeir,
-Schwethelm & Landwehr (2024, arXiv:2303.15919) for the hyperplane logits.
+Formulas follow Nickel & Kiela (2018), "Learning Continuous Hierarchies in the Lorentz Model of
+Hyperbolic Geometry" (arXiv:1806.03417; curvature -1) and, with a general curvature, Chen et al.
+(2022), "Fully Hyperbolic Neural Networks" (arXiv:2105.14686); Law et al. (2019) for the centroid;
+Bdeir, Schwethelm & Landwehr (2024, arXiv:2303.15919) for the hyperplane logits.
 
 Every function is a pure tensor function with broadcasting batch dimensions (everything but the
 last, ambient axis); distances return the batch shape (no trailing singleton). ``c`` (and the
