@@ -21,10 +21,13 @@ Constants
 
 Curvature
 ---------
-:func:`curvature` (with :func:`batch_curvature`, :func:`reduced_curvature` and
-:func:`check_batch_scalar`) is the one implementation of the curvature/broadcasting convention
-stated in :mod:`hgutils.manifolds`; both :mod:`~hgutils.manifolds.poincare` and
-:mod:`~hgutils.manifolds.lorentz` call it.
+:func:`curvature` is the one implementation of the curvature/broadcasting convention stated in
+:mod:`hgutils.manifolds`, built from :func:`batch_curvature` (validation: values by
+:func:`check_curvature`, shape by :func:`check_batch_scalar`) and :func:`as_keepdim`;
+:func:`reduced_curvature` is its form for functions that reduce over an axis of points.
+:mod:`~hgutils.manifolds.poincare` calls :func:`curvature`; :mod:`~hgutils.manifolds.lorentz`, whose
+formulas need ``1/sqrt(c)``, calls :func:`batch_curvature` and :func:`as_keepdim` (the same
+validation and shapes) and takes ``rsqrt`` itself.
 """
 
 from __future__ import annotations
