@@ -367,3 +367,14 @@ def test_bad_input_raises():
         L.centroid(x[None], 1.0, weights=torch.ones(3))
     with pytest.raises(ValueError, match="mu must"):
         L.frechet_dispersion(x[None], x, 1.0)
+    # keep-dim (geoopt-style) per-point scalars [B, 1] next to points [B, n+1] are rejected, as in poincare
+    with pytest.raises(ValueError, match="c must be a number or a tensor broadcastable"):
+        L.expmap0(x, torch.ones(2, 1))
+    with pytest.raises(ValueError, match="c must be a number or a tensor broadcastable"):
+        L.dist(x, x, torch.ones(2, 1))
+    with pytest.raises(ValueError, match="r must be a number or a tensor broadcastable"):
+        L.gyroscalar(torch.ones(2, 1), x, 1.0)
+    with pytest.raises(ValueError, match="centroid batch shape"):
+        L.centroid(x[None], torch.ones(1, 1))
+    assert L.gyroscalar(torch.ones(2), x, 1.0).shape == (2, 4)
+    assert L.dist(x, x, torch.ones(2)).shape == (2,)

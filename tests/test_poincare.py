@@ -555,7 +555,7 @@ def test_bad_shapes_raise() -> None:
     with pytest.raises(ValueError, match="p_src must have shape"):
         P.einstein_midpoint_scatter(torch.zeros(2, 5, 3), None, torch.zeros(2, dtype=torch.long), 2)
     with pytest.raises(ValueError, match="one-element"):
-        P.einstein_midpoint_scatter(x3, None, torch.zeros(5, dtype=torch.long), 2, torch.ones(2))
+        P.einstein_midpoint_scatter(x3, None, torch.zeros(5, dtype=torch.long), 2, torch.ones(3))
     with pytest.raises(ValueError, match="eps"):
         P.project(x3, 1.0, eps=1.5)
     # geoopt-style keep-dim curvature / scalar [B, 1] would broadcast silently to [B, B]: rejected

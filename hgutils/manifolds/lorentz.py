@@ -5,11 +5,19 @@ Points are ambient vectors :math:`x = (x_t, x_s) \in \mathbb{R}^{n+1}` with
 ambient too. Throughout, :math:`k = 1/c` and :math:`\sqrt{k} = 1/\sqrt{c}`; the origin is
 :math:`o = (\sqrt{k}, 0)`. geoopt's ``Lorentz(k)`` stores the same points with ``k = 1/c``.
 
-Every function is a pure tensor function with broadcasting batch dimensions; distances return the
-batch shape (no trailing singleton). Numerical guards come from :mod:`hgutils.manifolds.numerics`
-(``clamp_min_norm`` for Euclidean norms, ``clamp_pos`` for Lorentz squared norms / denominators);
-``asinh`` forms are used instead of ``arcosh`` wherever a quantity near the origin is needed, so
-float32 stays accurate for small distances and finite for times up to 1e4.
+Formulas follow Nickel & Kiela (2018), "Learning Continuous Hierarchies in the Lorentz Model of
+Hyperbolic Geometry" (arXiv:1806.03417; curvature -1) and, with a general curvature, Chen et al.
+(2022), "Fully Hyperbolic Neural Networks" (arXiv:2105.14686); Law et al. (2019) for the centroid;
+Bdeir, Schwethelm & Landwehr (2024, arXiv:2303.15919) for the hyperplane logits.
+
+Every function is a pure tensor function with broadcasting batch dimensions (everything but the
+last, ambient axis); distances return the batch shape (no trailing singleton). ``c`` (and the
+scalar ``r`` of :func:`gyroscalar`) follows the package's one curvature/broadcasting convention,
+stated in :mod:`hgutils.manifolds` and implemented by :mod:`hgutils.manifolds.numerics`. Numerical
+guards come from :mod:`hgutils.manifolds.numerics` (``clamp_min_norm`` for Euclidean norms,
+``clamp_pos`` for Lorentz squared norms / denominators); ``asinh`` forms are used instead of
+``arcosh`` wherever a quantity near the origin is needed, so float32 stays accurate for small
+distances and finite for times up to 1e4.
 
 Gyro-structure (ILNN, arXiv:2602.23981, §3): Möbius addition carried through the isometry
 
@@ -29,7 +37,8 @@ import math
 
 import torch
 
-from hgutils.manifolds.numerics import MIN_NORM, check_curvature, clamp_min_norm, clamp_pos
+from hgutils.manifolds import numerics as nx
+from hgutils.manifolds.numerics import MIN_NORM, clamp_min_norm, clamp_pos
 
 __all__ = [
     "inner",
@@ -56,12 +65,20 @@ Curv = float | torch.Tensor
 _SQ_MIN = MIN_NORM**2  # floor for Lorentz squared norms before a square root
 
 
-def _sqrt_k(c: Curv) -> Curv:
-    """Validate ``c`` and return :math:`\\sqrt{k} = 1/\\sqrt{c}` (same type as ``c``)."""
-    check_curvature(c)
-    if isinstance(c, torch.Tensor):
-        return c.rsqrt()
-    return 1.0 / math.sqrt(c)
+def _rsqrt(c: Curv) -> Curv:
+    r""":math:`1/\sqrt{c}` of a validated ``c`` (``rsqrt`` for a tensor, as before the shared convention)."""
+    return c.rsqrt() if isinstance(c, torch.Tensor) else 1.0 / math.sqrt(c)
+
+
+def _sqrt_k(c: Curv, *like: torch.Tensor) -> Curv:
+    r"""Validate ``c`` against the points ``like`` (:func:`hgutils.manifolds.numerics.batch_curvature`)
+    and return :math:`\sqrt{k} = 1/\sqrt{c}` in keep-dim form (broadcasting on ``[..., 1]``)."""
+    return _rsqrt(nx.as_keepdim(nx.batch_curvature(c, *like)))
+
+
+def _sqrt_k_batch(c: Curv, *like: torch.Tensor) -> Curv:
+    """As :func:`_sqrt_k`, in batch form (broadcasting on batch-shaped quantities such as ``inner(x, y)``)."""
+    return _rsqrt(nx.batch_curvature(c, *like))
 
 
 def _check_ambient(name: str, x: torch.Tensor) -> None:
@@ -83,10 +100,16 @@ def _check_same_dim(x: torch.Tensor, y: torch.Tensor, xn: str = "x", yn: str = "
 def origin(
     n: int, c: Curv = 1.0, dtype: torch.dtype | None = None, device: torch.device | str | None = None
 ) -> torch.Tensor:
-    r"""The origin :math:`o = (1/\sqrt{c}, 0, \dots, 0) \in \mathbb{R}^{n+1}`."""
-    sk = _sqrt_k(c)
-    o = torch.zeros(n + 1, dtype=dtype, device=device)
-    o[0] = float(sk) if not isinstance(sk, torch.Tensor) else sk.to(o)
+    r"""The origin :math:`o = (1/\sqrt{c}, 0, \dots, 0) \in \mathbb{R}^{n+1}`.
+
+    There is no point argument, so ``c`` defines the batch shape: a number gives ``[n+1]``, a
+    tensor ``c`` of shape ``S`` (0-d included) gives one origin per curvature, ``S + (n+1,)``.
+    ``dtype`` / ``device`` default to torch's defaults (a tensor ``c`` is cast to them); gradients flow
+    to a tensor ``c``.
+    """
+    sk = _sqrt_k_batch(c)
+    o = torch.zeros(*(sk.shape if isinstance(sk, torch.Tensor) else ()), n + 1, dtype=dtype, device=device)
+    o[..., 0] = float(sk) if not isinstance(sk, torch.Tensor) else sk.to(o)
     return o
 
 
@@ -103,7 +126,7 @@ def check_point(x: torch.Tensor, c: Curv = 1.0, rtol: float | None = None, name:
     ``rtol`` defaults to 1e-4 (float32) / 1e-8 (float64).
     """
     _check_ambient(name, x)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k_batch(c, x)
     if rtol is None:
         rtol = 1e-8 if x.dtype == torch.float64 else 1e-4
     k = sk * sk
@@ -114,16 +137,22 @@ def check_point(x: torch.Tensor, c: Curv = 1.0, rtol: float | None = None, name:
         raise ValueError(f"{name} has non-finite entries")
     if err.numel() and (float(err.max()) > rtol or bool(torch.any(x[..., 0] <= 0))):
         raise ValueError(
-            f"{name} must lie on the hyperboloid <x,x>_L = -1/c = {-float(k):.6g} with x_t > 0 "
+            f"{name} must lie on the hyperboloid <x,x>_L = -1/c = {_fmt_neg(k)} with x_t > 0 "
             f"(time coordinate first); max relative violation was {float(err.max()):.3g} "
             f"(tolerance {rtol:g}), min x_t was {float(x[..., 0].min()):.4g}"
         )
 
 
+def _fmt_neg(k: Curv) -> str:
+    if isinstance(k, torch.Tensor) and k.numel() != 1:
+        return f"-{float(k.min()):.6g} .. -{float(k.max()):.6g} (per batch element)"
+    return f"{-float(k):.6g}"
+
+
 def project(x: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     r"""Put ``x`` on the hyperboloid by recomputing time from space: :math:`(\sqrt{k + \|x_s\|^2}, x_s)`."""
     _check_ambient("x", x)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x)
     xs = x[..., 1:]
     xt = torch.sqrt(sk * sk + (xs * xs).sum(-1, keepdim=True))
     return torch.cat((xt, xs), dim=-1)
@@ -141,7 +170,7 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
 
     """
     _check_same_dim(x, y)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k_batch(c, x, y)
     d2 = (x - y).square()
     q = d2.sum(-1) - 2 * d2[..., 0]
     return 2 * sk * torch.asinh(torch.sqrt(clamp_pos(q, _SQ_MIN)) / (2 * sk))
@@ -154,7 +183,7 @@ def expmap0(u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
               \sqrt{k}\sinh(\|u_s\|/\sqrt{k})\, u_s/\|u_s\|\big)
     """
     _check_ambient("u", u)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, u)
     us = u[..., 1:]
     n = clamp_min_norm(us)
     th = n / sk
@@ -168,7 +197,7 @@ def logmap0(x: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
               \theta = \operatorname{arsinh}(\|x_s\|/\sqrt{k}) = \operatorname{arcosh}(x_t/\sqrt{k})
     """
     _check_ambient("x", x)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x)
     xs = x[..., 1:]
     n = clamp_min_norm(xs)
     th = torch.asinh(n / sk)
@@ -181,7 +210,7 @@ def expmap(x: torch.Tensor, u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     .. math:: \exp_x(u) = \cosh(\|u\|_L/\sqrt{k})\, x + \sqrt{k}\sinh(\|u\|_L/\sqrt{k})\, u/\|u\|_L
     """
     _check_same_dim(x, u, "x", "u")
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x, u)
     n = torch.sqrt(clamp_pos(inner(u, u, keepdim=True), _SQ_MIN))
     th = n / sk
     return torch.cosh(th) * x + sk * torch.sinh(th) * u / n
@@ -196,7 +225,7 @@ def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     (:math:`\|y + c\langle x,y\rangle_L x\|_L = \sqrt{k}\sinh(d/\sqrt{k})`, used in closed form.)
     """
     _check_same_dim(x, y)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x, y)
     th = clamp_pos(dist(x, y, c).unsqueeze(-1) / sk)
     w = y + inner(x, y, keepdim=True) / (sk * sk) * x
     return (th / torch.sinh(th)) * w
@@ -211,7 +240,7 @@ def transp(x: torch.Tensor, y: torch.Tensor, v: torch.Tensor, c: Curv = 1.0) -> 
     """
     _check_same_dim(x, y)
     _check_same_dim(x, v, "x", "v")
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x, y, v)
     return v + inner(y, v, keepdim=True) / (sk * sk - inner(x, y, keepdim=True)) * (x + y)
 
 
@@ -222,7 +251,7 @@ def to_poincare(x: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     *unit* ball; the two agree only at ``c = 1``.)
     """
     _check_ambient("x", x)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x)
     return x[..., 1:] / (1 + x[..., :1] / sk)
 
 
@@ -234,7 +263,7 @@ def from_poincare(p: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     """
     if not isinstance(p, torch.Tensor) or p.dim() < 1 or p.shape[-1] < 1:
         raise ValueError(f"p must be Poincaré points [..., n]; got {getattr(p, 'shape', type(p))}")
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, p)
     den = clamp_pos(1 - (p * p).sum(-1, keepdim=True) / (sk * sk))
     xs = 2 * p / den
     return project(torch.cat((torch.zeros_like(p[..., :1]), xs), dim=-1), c)
@@ -255,7 +284,7 @@ def gyroadd(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
               + \frac{\langle x_s, y_s\rangle}{\sqrt{k}\,(\sqrt{k} + x_t)}\, x_s
     """
     _check_same_dim(x, y)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x, y)
     xt, xs = x[..., :1], x[..., 1:]
     yt, ys = y[..., :1], y[..., 1:]
     s = (xs * ys).sum(-1, keepdim=True)
@@ -270,10 +299,15 @@ def gyroscalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0) -> torch
     .. math:: r \otimes x = \big(\sqrt{k}\cosh(r\theta),\; \sqrt{k}\sinh(r\theta)\, x_s/\|x_s\|\big),
               \quad \theta = \operatorname{arsinh}(\|x_s\|/\sqrt{k})
 
-    ``r`` is a number or a tensor broadcastable to ``x[..., :1]``.
+    ``r`` is a number or a tensor broadcastable to the batch shape ``x.shape[:-1]``, like ``c`` (and
+    like ``r`` of :func:`hgutils.manifolds.poincare.mobius_scalar`); a keep-dim ``[..., 1]`` ``r``
+    raises ``ValueError``.
     """
     _check_ambient("x", x)
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x)
+    if isinstance(r, torch.Tensor) and r.dim() > 0:
+        nx.check_batch_scalar("r", r, x.shape[:-1])
+        r = r.unsqueeze(-1)
     xs = x[..., 1:]
     n = clamp_min_norm(xs)
     rth = r * torch.asinh(n / sk)
@@ -288,14 +322,17 @@ def centroid(x: torch.Tensor, c: Curv = 1.0, weights: torch.Tensor | None = None
     It minimises :math:`\sum_i \nu_i \|x_i - \mu\|_L^2` (squared Lorentzian distance
     :math:`-2k - 2\langle x_i, \mu\rangle_L`) over the hyperboloid. ``x`` is ``[..., N, n+1]`` with
     the points along ``dim`` (not the last axis); ``weights`` (non-negative, not all zero) has
-    ``x``'s shape without the last axis; ``None`` means uniform.
+    ``x``'s shape without the last axis; ``None`` means uniform. ``c`` is a number or a tensor
+    broadcastable to the *output* batch shape (``x.shape`` without ``dim`` and the last axis): one
+    curvature per set of points (the reduction rule of :mod:`hgutils.manifolds`).
     """
     _check_ambient("x", x)
     nd = x.dim()
     d = dim % nd
     if d == nd - 1:
         raise ValueError("centroid: dim must index the points axis, not the last (coordinate) axis")
-    sk = _sqrt_k(c)
+    c_out, _ = nx.reduced_curvature(c, x.shape[:d] + x.shape[d + 1 : -1], d, "centroid")
+    sk = _rsqrt(nx.as_keepdim(c_out))
     if weights is None:
         m = x.mean(dim=d)
     else:
@@ -324,14 +361,15 @@ def hyperplane_logits(x: torch.Tensor, z: torch.Tensor, a: torch.Tensor, c: Curv
 
     Flat limit (:math:`c \to 0`, fixed :math:`x_s`): :math:`v \to \langle z, x_s\rangle - a\|z\|`,
     i.e. the Euclidean affine map with weight ``z`` and bias :math:`-a\|z\|`.
-    Shapes: ``x [..., n+1]``, ``z [out, n]``, ``a [out]`` → ``[..., out]``.
+    Shapes: ``x [..., n+1]``, ``z [out, n]``, ``a [out]`` → ``[..., out]``; ``c`` broadcasts to
+    ``x``'s batch shape ``x.shape[:-1]`` (the ``out`` axis is appended to it).
     """
     _check_ambient("x", x)
     if z.dim() != 2 or z.shape[1] != x.shape[-1] - 1:
         raise ValueError(f"z must be [out, n] with n = x.shape[-1] - 1 = {x.shape[-1] - 1}; got {tuple(z.shape)}")
     if a.shape != (z.shape[0],):
         raise ValueError(f"a must be [out] = [{z.shape[0]}]; got {tuple(a.shape)}")
-    sk = _sqrt_k(c)
+    sk = _sqrt_k(c, x)
     zn = clamp_min_norm(z, dim=-1, keepdim=False)
     ta = a / sk
     alpha = torch.cosh(ta) * (x[..., 1:] @ z.transpose(0, 1)) - (torch.sinh(ta) * zn) * x[..., :1]
@@ -345,7 +383,9 @@ def frechet_dispersion(
     r"""Dispersion of points about ``mu``: :math:`\frac1N\sum_i d(x_i,\mu)^2` (``squared``, the Fréchet
     variance) or :math:`\frac1N\sum_i d(x_i,\mu)` (mean distance, as in the ILNN reference code).
 
-    ``x [..., N, n+1]`` with points along ``dim``; ``mu`` is ``x`` without that axis.
+    ``x [..., N, n+1]`` with points along ``dim``; ``mu`` is ``x`` without that axis; ``c`` is a
+    number or a tensor broadcastable to the output (``mu``'s batch) shape, one curvature per set of
+    points (the reduction rule of :mod:`hgutils.manifolds`). Returns ``mu.shape[:-1]``.
     """
     _check_ambient("x", x)
     nd = x.dim()
@@ -356,5 +396,6 @@ def frechet_dispersion(
         raise ValueError(
             f"mu must have shape {tuple(x.shape[:d] + x.shape[d + 1 :])} (x without axis {dim}); got {tuple(mu.shape)}"
         )
-    dd = dist(x, mu.unsqueeze(d), c)
+    _, c_in = nx.reduced_curvature(c, mu.shape[:-1], d, "dispersion")
+    dd = dist(x, mu.unsqueeze(d), c_in)
     return (dd * dd if squared else dd).mean(dim=d)

@@ -9,11 +9,9 @@ midpoints.
 
 Conventions
 -----------
-* Points and tangent vectors are ``[..., n]`` tensors; all functions broadcast over the batch
-  dimensions (everything but the last). Distances return the batch shape (no trailing singleton).
-* ``c`` (and the scalar ``r`` of :func:`mobius_scalar`) is a number or a tensor broadcastable to the
-  **batch shape** ``x.shape[:-1]`` (a 0-d tensor is the common case; it may require grad).
-  ``c <= 0`` raises ``ValueError``.
+* Points and tangent vectors are ``[..., n]`` tensors; ``c`` (and the scalar ``r`` of
+  :func:`mobius_scalar`) follows the package's one curvature/broadcasting convention, stated in
+  :mod:`hgutils.manifolds` and implemented by :func:`hgutils.manifolds.numerics.curvature`.
 * ``validate=True`` checks that the point arguments lie in the open ball and raises a
   ``ValueError`` naming the largest :math:`\sqrt{c}\|x\|` otherwise (it costs a reduction and a
   host sync, so it is off by default). Shape errors are always checked.
@@ -79,38 +77,10 @@ Curv = float | torch.Tensor
 # ----------------------------------------------------------------------------------------------
 # input handling
 # ----------------------------------------------------------------------------------------------
-def _curv(c: Curv, *like: torch.Tensor) -> tuple[Curv, Curv]:
-    """Validate ``c`` and return it and its square root in keep-dim form (broadcasting on ``[..., 1]``).
-
-    ``like`` are the point/vector arguments: a tensor ``c`` may have at most as many dimensions as
-    their batch shape (this catches geoopt-style keep-dim curvatures ``[B, 1]``, which would
-    otherwise broadcast silently to ``[B, B]``).
-    """
-    nx.check_curvature(c)
-    if isinstance(c, torch.Tensor):
-        if c.dim() > 0:
-            _check_batch_scalar("c", c, like)
-            c = c.unsqueeze(-1)
-        return c, c.sqrt()
-    c = float(c)
-    return c, math.sqrt(c)
-
-
-def _check_batch_scalar(name: str, t: torch.Tensor, like: tuple[torch.Tensor, ...]) -> None:
-    if not like:
-        return
-    nb = max(x.dim() for x in like) - 1
-    if t.dim() > nb or not all(_broadcastable(t.shape, x.shape[:-1]) for x in like):
-        raise ValueError(
-            f"{name} must be a number or a tensor broadcastable to the batch shape (the points' shape "
-            f"without the last dim), e.g. {tuple(like[0].shape[:-1])}; got shape {tuple(t.shape)}"
-        )
-
-
 def _keepdim_scalar(r: float | torch.Tensor, like: torch.Tensor) -> float | torch.Tensor:
     """A number or a batch-shaped tensor, reshaped to broadcast against ``[..., 1]``."""
     if isinstance(r, torch.Tensor) and r.dim() > 0:
-        _check_batch_scalar("r", r, (like,))
+        nx.check_batch_scalar("r", r, like.shape[:-1])
         return r.unsqueeze(-1)
     return r
 
@@ -130,19 +100,18 @@ def _check_pair(xn: str, x: torch.Tensor, yn: str, y: torch.Tensor) -> None:
             f"{xn} and {yn} must have the same last (manifold) dimension; "
             f"got {xn}: {tuple(x.shape)} and {yn}: {tuple(y.shape)}"
         )
-    if not _broadcastable(x.shape, y.shape):
+    if not nx.broadcastable(x.shape, y.shape):
         raise ValueError(f"{xn} and {yn} batch dimensions must broadcast; got {tuple(x.shape)} and {tuple(y.shape)}")
-
-
-def _broadcastable(a: torch.Size, b: torch.Size) -> bool:
-    # plain-Python check (torch.broadcast_shapes costs ~40 us per call, measurable on small ops)
-    return all(i == j or i == 1 or j == 1 for i, j in zip(reversed(a), reversed(b)))
 
 
 def check_point(x: torch.Tensor, c: Curv = 1.0, name: str = "x") -> None:
     r"""Raise ``ValueError`` unless every row of ``x`` lies in the open ball :math:`c\|x\|^2 < 1`."""
     _check_vec(name, x)
-    ck, _ = _curv(c, x)
+    _check_in_ball(x, nx.curvature(c, x)[0], name)
+
+
+def _check_in_ball(x: torch.Tensor, ck: Curv, name: str) -> None:
+    """:func:`check_point` with a validated keep-dim ``ck`` (which may broadcast ``x`` to a larger batch)."""
     with torch.no_grad():
         s = (x * x).sum(-1, keepdim=True) * ck  # c ||x||^2
         if s.numel() == 0:
@@ -176,7 +145,7 @@ def lambda_x(x: torch.Tensor, c: Curv = 1.0, keepdim: bool = False, validate: bo
     TorchScript call measured slower (``benchmarks/manifolds.py``).
     """
     _check_vec("x", x)
-    ck, _ = _curv(c, x)
+    ck, _ = nx.curvature(c, x)
     if validate:
         check_point(x, c)
     lam = 2 / nx.clamp_pos(1 - ck * _sqnorm(x))
@@ -191,7 +160,7 @@ def transp0(y: torch.Tensor, v: torch.Tensor, c: Curv = 1.0, validate: bool = Fa
     TorchScript call measured slower (``benchmarks/manifolds.py``).
     """
     _check_pair("y", y, "v", v)
-    ck, _ = _curv(c, y, v)
+    ck, _ = nx.curvature(c, y, v)
     if validate:
         check_point(y, c, "y")
     return v * nx.clamp_pos(1 - ck * _sqnorm(y))
@@ -207,7 +176,7 @@ def project(x: torch.Tensor, c: Curv = 1.0, eps: float | None = None) -> torch.T
     ``benchmarks/manifolds.py``.
     """
     _check_vec("x", x)
-    _, sc = _curv(c, x)
+    _, sc = nx.curvature(c, x)
     if eps is None:
         eps = nx.eps_for(nx.BALL_EPS, x.dtype)
     if not 0.0 <= eps < 1.0:
@@ -241,7 +210,7 @@ def mobius_add(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool =
     ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "y", y)
-    ck, _ = _curv(c, x, y)
+    ck, _ = nx.curvature(c, x, y)
     if validate:
         check_point(x, c, "x")
         check_point(y, c, "y")
@@ -279,7 +248,7 @@ def mobius_scalar(r: float | torch.Tensor, x: torch.Tensor, c: Curv = 1.0, valid
     geoopt in ``benchmarks/manifolds.py``.
     """
     _check_vec("x", x)
-    ck, sc = _curv(c, x)
+    ck, sc = nx.curvature(c, x)
     if validate:
         check_point(x, c)
     s = sc * nx.clamp_min_norm(x)
@@ -294,18 +263,27 @@ def mobius_matvec(W: torch.Tensor, x: torch.Tensor, c: Curv = 1.0, validate: boo
               \qquad W \otimes_c x = 0 \text{ if } Wx = 0.
 
     ``W`` is ``[m, n]`` (or batched ``[..., m, n]``, broadcast against ``x``'s batch); ``x`` is
-    ``[..., n]``; the result is ``[..., m]``. Own implementation (one coefficient multiplication
-    instead of geoopt's divide + multiply + ``where``); faster than geoopt in ``benchmarks/manifolds.py``.
+    ``[..., n]``; the result is ``[..., m]``. The batch shape (for ``c``) is that of ``x`` broadcast with
+    ``W.shape[:-2]``. Own implementation (one coefficient multiplication instead of geoopt's divide +
+    multiply + ``where``); faster than geoopt in ``benchmarks/manifolds.py``.
     """
+    _check_matvec(W, x)
+    ck, sc = nx.curvature(c, x) if W.dim() == 2 else nx.curvature(c, x, W[..., 0, :])
+    if validate:
+        _check_in_ball(x, ck, "x")
+    return _mobius_matvec(W, x, sc)
+
+
+def _check_matvec(W: object, x: torch.Tensor) -> None:
     _check_vec("x", x)
     if not isinstance(W, torch.Tensor) or W.dim() < 2 or W.shape[-1] != x.shape[-1]:
         raise ValueError(
             f"W must be a [..., m, n] matrix with n = x.shape[-1] = {x.shape[-1]}; "
             f"got {tuple(W.shape) if isinstance(W, torch.Tensor) else type(W).__name__}"
         )
-    _, sc = _curv(c, x)
-    if validate:
-        check_point(x, c)
+
+
+def _mobius_matvec(W: torch.Tensor, x: torch.Tensor, sc: Curv) -> torch.Tensor:
     mx = F.linear(x, W) if W.dim() == 2 else torch.matmul(W, x.unsqueeze(-1)).squeeze(-1)
     xn = nx.clamp_min_norm(x)
     mxn = nx.clamp_min_norm(mx)
@@ -323,7 +301,10 @@ def expmap0(u: torch.Tensor, c: Curv = 1.0) -> torch.Tensor:
     ``benchmarks/manifolds.py``.
     """
     _check_vec("u", u)
-    _, sc = _curv(c, u)
+    return _expmap0(u, nx.curvature(c, u)[1])
+
+
+def _expmap0(u: torch.Tensor, sc: Curv) -> torch.Tensor:
     s = sc * nx.clamp_min_norm(u)
     return u * (nx.tanh(s) / s)
 
@@ -335,7 +316,7 @@ def logmap0(y: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Ten
     Own implementation (one coefficient multiplication); faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_vec("y", y)
-    _, sc = _curv(c, y)
+    _, sc = nx.curvature(c, y)
     if validate:
         check_point(y, c, "y")
     s = sc * nx.clamp_min_norm(y)
@@ -354,7 +335,7 @@ def expmap(x: torch.Tensor, u: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     step lands near the origin. Faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "u", u)
-    ck, sc = _curv(c, x, u)
+    ck, sc = nx.curvature(c, x, u)
     if validate:
         check_point(x, c)
     gx = 1 - ck * _sqnorm(x)  # = 2 / lambda_x
@@ -378,7 +359,7 @@ def logmap(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = Fal
     scaling; faster than geoopt in ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "y", y)
-    ck, sc = _curv(c, x, y)
+    ck, sc = nx.curvature(c, x, y)
     if validate:
         check_point(x, c)
         check_point(y, c, "y")
@@ -400,7 +381,7 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = False
     ``benchmarks/manifolds.py``.
     """
     _check_pair("x", x, "y", y)
-    ck, sc = _curv(c, x, y)
+    ck, sc = nx.curvature(c, x, y)
     if validate:
         check_point(x, c)
         check_point(y, c, "y")
@@ -416,7 +397,7 @@ def dist(x: torch.Tensor, y: torch.Tensor, c: Curv = 1.0, validate: bool = False
 def to_klein(p: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.Tensor:
     r"""Poincaré → Klein: :math:`k = \frac{2p}{1 + c\|p\|^2}` (Klein ball has the same radius)."""
     _check_vec("p", p)
-    ck, _ = _curv(c, p)
+    ck, _ = nx.curvature(c, p)
     if validate:
         check_point(p, c, "p")
     return p * (2 / (1 + ck * _sqnorm(p)))
@@ -426,7 +407,7 @@ def from_klein(k: torch.Tensor, c: Curv = 1.0, validate: bool = False) -> torch.
     r"""Klein → Poincaré: :math:`p = \frac{k}{1 + \sqrt{1 - c\|k\|^2}}`
     (:math:`1 - c\|k\|^2` floored with ``numerics.clamp_pos``)."""
     _check_vec("k", k)
-    ck, _ = _curv(c, k)
+    ck, _ = nx.curvature(c, k)
     if validate:
         check_point(k, c, "k")
     return _from_klein(k, ck)
@@ -461,6 +442,9 @@ def einstein_midpoint(
     weights : ``[..., N]`` non-negative weights :math:`\nu_i` (shape of ``p`` without its last dim,
         broadcastable); ``None`` means equal weights. Only their ratios matter.
     dim : the axis of ``p`` holding the ``N`` points (not the last one).
+    c : a number or a tensor broadcastable to the *output* batch shape (``p.shape`` without ``dim``
+        and the last axis): one curvature per set of points (the reduction rule of
+        :mod:`hgutils.manifolds`).
 
     Returns ``p``'s shape without ``dim`` (``[..., n]``).
     """
@@ -473,17 +457,10 @@ def einstein_midpoint(
             f"dim must index a batch axis of p (not the last, manifold axis); got dim={dim} for p of "
             f"shape {tuple(p.shape)}"
         )
-    nx.check_curvature(c)
-    out_batch = p.shape[:d] + p.shape[d + 1 : -1]
-    if isinstance(c, torch.Tensor) and c.dim() > 0:
-        if c.dim() > len(out_batch):
-            raise ValueError(f"c must broadcast to the midpoint batch shape {tuple(out_batch)}; got {tuple(c.shape)}")
-        ck_out = c.reshape((1,) * (len(out_batch) - c.dim()) + tuple(c.shape)).unsqueeze(-1)
-        ck = ck_out.unsqueeze(d)  # per point: broadcasts on p.shape[:-1] + (1,)
-    else:
-        ck = ck_out = float(c) if not isinstance(c, torch.Tensor) else c
+    c_out, c_in = nx.reduced_curvature(c, p.shape[:d] + p.shape[d + 1 : -1], d, "midpoint")
+    ck_out, ck = nx.as_keepdim(c_out), nx.as_keepdim(c_in)  # ck: per point, broadcasts on p.shape[:-1] + (1,)
     if validate:
-        check_point(p, ck.squeeze(-1) if isinstance(ck, torch.Tensor) and ck.dim() else ck, "p")
+        check_point(p, c_in, "p")
     lam = 2 / nx.clamp_pos(1 - ck * _sqnorm(p))  # [..., N, 1]
     if weights is None:
         num = (lam * p).sum(d)
@@ -491,7 +468,7 @@ def einstein_midpoint(
     else:
         if not isinstance(weights, torch.Tensor):
             raise ValueError(f"weights must be a tensor of shape {tuple(p.shape[:-1])}; got {type(weights)}")
-        if not _broadcastable(weights.shape, p.shape[:-1]):
+        if not nx.broadcastable(weights.shape, p.shape[:-1]):
             raise ValueError(
                 f"weights must broadcast to p.shape[:-1] = {tuple(p.shape[:-1])}; got {tuple(weights.shape)}"
             )
@@ -528,7 +505,8 @@ def einstein_midpoint_scatter(
     weights : ``[E]`` non-negative edge weights, or ``None`` for equal weights.
     index : ``[E]`` integer target node of each edge, in ``[0, num_nodes)``.
     num_nodes : number of output rows.
-    c : a number or a 0-d tensor.
+    c : a number, a one-element tensor, or a ``[num_nodes]`` tensor (one curvature per node: the
+        output batch shape, as for :func:`einstein_midpoint`; an edge uses its target node's ``c``).
 
     Returns ``[num_nodes, n]``.
     """
@@ -548,13 +526,15 @@ def einstein_midpoint_scatter(
         )
     if int(num_nodes) != num_nodes or num_nodes < 0:
         raise ValueError(f"num_nodes must be a non-negative integer; got {num_nodes}")
-    if isinstance(c, torch.Tensor) and c.numel() != 1:
-        raise ValueError(f"c must be a number or a one-element tensor here; got shape {tuple(c.shape)}")
-    if isinstance(c, torch.Tensor):
+    if isinstance(c, torch.Tensor) and c.numel() != 1 and c.shape != (num_nodes,):
+        raise ValueError(
+            f"c must be a number, a one-element tensor or a [num_nodes] = [{num_nodes}] tensor here; "
+            f"got shape {tuple(c.shape)}"
+        )
+    if isinstance(c, torch.Tensor) and c.numel() == 1:
         c = c.reshape(())
-    ck, _ = _curv(c)
+    ck, _ = nx.curvature(c)  # [num_nodes, 1] for a per-node c
     if validate:
-        check_point(p_src, c, "p_src")
         if E and (int(index.min()) < 0 or int(index.max()) >= num_nodes):
             raise ValueError(
                 f"index entries must lie in [0, num_nodes={num_nodes}); got range "
@@ -562,7 +542,10 @@ def einstein_midpoint_scatter(
             )
         if weights is not None and bool((weights < 0).any()):
             raise ValueError(f"weights must be non-negative; min weight was {float(weights.min()):.4g}")
-    lam = 2 / nx.clamp_pos(1 - ck * _sqnorm(p_src))  # [E, 1]
+    ck_e = ck[index] if isinstance(ck, torch.Tensor) and ck.dim() else ck  # per edge: its target's c
+    if validate:
+        check_point(p_src, ck_e.squeeze(-1) if isinstance(ck_e, torch.Tensor) and ck_e.dim() else c, "p_src")
+    lam = 2 / nx.clamp_pos(1 - ck_e * _sqnorm(p_src))  # [E, 1]
     if weights is None:
         wl, wg = lam, lam - 1
     else:
@@ -593,7 +576,7 @@ def dist2plane(
     """
     _check_pair("x", x, "p", p)
     _check_pair("x", x, "a", a)
-    ck, sc = _curv(c, x, p, a)
+    ck, sc = nx.curvature(c, x, p, a)
     if validate:
         check_point(x, c)
         check_point(p, c, "p")
@@ -611,16 +594,22 @@ def affine(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor, c: Curv = 1.0, val
     .. math:: \mathrm{affine}(x) = \exp_{W\otimes_c x}\big(PT_{0\to W\otimes_c x}(b)\big)
               = (W \otimes_c x) \oplus_c \exp_0(b),
 
-    with ``W`` ``[m, n]``, ``x`` ``[..., n]``, bias ``b`` ``[..., m]`` a tangent vector at the
-    origin. The second (equal) form is evaluated (faster than the same composition of geoopt ops
-    in ``benchmarks/manifolds.py``).
-
+    with ``W`` ``[m, n]`` (or batched ``[..., m, n]``), ``x`` ``[..., n]``, bias ``b`` ``[..., m]`` a
+    tangent vector at the origin; the batch shape (for ``c``) is that of ``x``, ``W.shape[:-2]`` and
+    ``b`` broadcast together (an unbatched bias ``[m]`` is the common case). The second (equal) form is
+    evaluated (faster than the same composition of geoopt ops in ``benchmarks/manifolds.py``).
     """
     _check_vec("b", b)
-    h = mobius_matvec(W, x, c, validate=validate)
-    if b.shape[-1] != h.shape[-1]:
-        raise ValueError(f"b must have last dim m = W.shape[-2] = {h.shape[-1]}; got shape {tuple(b.shape)}")
-    return _mobius_add(h, expmap0(b, c), _curv(c)[0])
+    _check_matvec(W, x)
+    if b.shape[-1] != W.shape[-2]:
+        raise ValueError(f"b must have last dim m = W.shape[-2] = {W.shape[-2]}; got shape {tuple(b.shape)}")
+    ck, sc = nx.curvature(c, x, b) if W.dim() == 2 else nx.curvature(c, x, b, W[..., 0, :])
+    if validate:
+        _check_in_ball(x, ck, "x")
+    # a tensor c gets its own sqrt node for the bias term, as when this called expmap0(b, c): the
+    # gradient w.r.t. c then accumulates in the same order, bit for bit
+    sc_b = ck.sqrt() if isinstance(ck, torch.Tensor) else sc
+    return _mobius_add(_mobius_matvec(W, x, sc), _expmap0(b, sc_b), ck)
 
 
 def fermi_dirac(d: torch.Tensor, r: float | torch.Tensor = 2.0, t: float | torch.Tensor = 1.0) -> torch.Tensor:
