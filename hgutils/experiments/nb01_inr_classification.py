@@ -75,7 +75,7 @@ class INRClassificationConfig(ComparisonSettings):
     T: int = 5  # snapshots per INR trajectory, step 0 included (paper: 80-100)
     shared_init: bool = True  # one SIREN initialisation for the whole zoo (paper preset: one per INR, as NFN)
     variants: tuple[str, ...] = INR_VARIANTS  # models (all trained on the same split)
-    control_images: int = 120  # INRs of the one-initialisation-per-INR control zoo (0: skip it)
+    control_images: int = 60  # INRs of the one-initialisation-per-INR control zoo (0: skip it)
     control_variants: tuple[str, ...] = CONTROL_VARIANTS  # models trained on the control zoo (first seed)
     n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -88,6 +88,7 @@ class INRClassificationConfig(ComparisonSettings):
             "T": 6,
             "n_seeds": 3,
             "steps": 400,
+            "batch_size": 8,
             "patience": 8,
             "lr_search_steps": 120,
             "refine_steps": 20,

@@ -15,8 +15,8 @@ import pandas as pd
 from torch import Tensor
 
 from hgutils.plotting import pca_2d, use_style
-from hgutils.presets import Preset
 from hgutils.weightspace import comparison
+from hgutils.weightspace.comparison import ComparisonSettings
 
 __all__ = ["CONFIG", "PAPER", "PAPER_SOURCE", "SINE_VARIANTS", "SineRegressionConfig", "paper_table", "sine_inr_zoo"]
 
@@ -30,39 +30,42 @@ PAPER: dict[str, dict[str, tuple[float, float]]] = {
     "sine_mse": {"GTH-GMN": (1.06, 0.24), "GMN": (1.13, 0.08), "DWSNet": (1.39, 0.06)},
 }
 
-SINE_VARIANTS: tuple[str, ...] = ("GTH-GMN", "GTH-GMN (small R-step)", "DWSNet", "GMN", "NFN_NP", "StatNN", "FlatMLP")
+SINE_VARIANTS: tuple[str, ...] = (
+    "GTH-GMN",
+    "GTH-GMN (small R-step)",
+    "DWSNet",
+    "GMN",
+    "NFN_NP",
+    "StatNN",
+    "FlatMLP",
+    "FlatMLP+aug",
+)
 
 
 @dataclass(frozen=True)
-class SineRegressionConfig(Preset):
-    """Notebook 02: the DWSNets self-supervised sine protocol (InfoNCE encoder, linear probe to (a, b))."""
+class SineRegressionConfig(ComparisonSettings):
+    """Notebook 02: the DWSNets self-supervised sine protocol (self-supervised encoder, linear probe to (a, b))."""
 
-    n_nets: int = 96  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
-    T: int = 4  # snapshots per INR
+    n_nets: int = 64  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
+    T: int = 4  # snapshots per INR, step 0 included
     fit_epochs: int = 150  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
-    rescale: bool = True  # divide each parameter tensor by its RMS over the training INRs (all encoders)
     variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
-    n_seeds: int = 2  # encoder seeds (paper: several; variance is one of the claims)
-    epochs: int = 1  # encoder epochs (DWSNets: 500)
-    patience: int = 10  # early stopping on the validation InfoNCE loss
-    batch_size: int = 32  # networks per InfoNCE batch (DWSNets: 512)
-    lr: float = 2e-3  # AdamW/Adam lr (DWSNets: 5e-3)
-    emb_dim: int = 16  # embedding width (DWSNets: 16)
-    gth_dim: int = 16  # GTH-GMN node-state dim
-    val_fraction: float = 0.15
-    test_fraction: float = 0.25
-    split_seed: int = 0
+    emb_dim: int = 16  # InfoNCE embedding width (DWSNets: 16)
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        # sized to the 45-minute CPU budget from the costs notebook 02 §0 measures
+        # medium is sized to the 45-minute CPU budget (README, status table)
         "medium": {
             "n_nets": 800,
-            "T": 8,
+            "T": 6,
             "fit_epochs": 300,
             "n_seeds": 3,
-            "epochs": 5,
-            "patience": 5,
-            "batch_size": 64,
+            "steps": 400,
+            "batch_size": 16,
+            "patience": 8,
+
+            "lr_search_steps": 120,
+            "refine_steps": 20,
+            "compile": True,
             "val_fraction": 0.15,
             "test_fraction": 0.2,
         },
@@ -71,10 +74,13 @@ class SineRegressionConfig(Preset):
             "T": 80,
             "fit_epochs": 1500,
             "n_seeds": 5,
-            "epochs": 500,
+            "steps": 12000,
             "patience": 50,
             "batch_size": 512,
-            "lr": 5e-3,
+            "lr_grid": (1e-3, 5e-3),
+            "lr_search_steps": 2000,
+            "refine_steps": 100,
+            "compile": True,
             "val_fraction": 1000 / 12000,
             "test_fraction": 1000 / 12000,
         },

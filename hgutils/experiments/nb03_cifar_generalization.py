@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from hgutils.presets import Preset
 from hgutils.weightspace import comparison
+from hgutils.weightspace.comparison import ComparisonSettings
 
 __all__ = [
     "CIFAR_VARIANTS",
@@ -58,36 +58,31 @@ CIFAR_VARIANTS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class GeneralizationConfig(Preset):
+class GeneralizationConfig(ComparisonSettings):
     """Notebook 03: predict classifiers' test accuracy from weights (Kendall tau), NFN protocol."""
 
     dataset: str = "cifar10"  # classifier zoo data: CIFAR-10 grayscale when present, else the stand-in
     standin: str = "digits"  # offline stand-in (printed when used); medium: "mnist" (5k subset)
-    n_nets: int = 100  # classifiers in the zoo (Small CNN Zoo: 30k runs)
+    n_nets: int = 80  # classifiers in the zoo (Small CNN Zoo: 30k runs)
     T: int = 4  # snapshots per classifier trajectory (Small CNN Zoo epochs 0,1,2,3,20,40,60,80,86: 9)
     zoo_steps: int = 150  # minibatch steps per classifier (batch 32; Small CNN Zoo: 86 epochs)
-    rescale: bool = True  # divide each parameter tensor by its RMS over the training classifiers (all models)
     variants: tuple[str, ...] = CIFAR_VARIANTS  # models, final-checkpoint and trajectory versions
-    n_seeds: int = 2  # model seeds
-    epochs: int = 1  # meta-network epochs (NFN protocol: 50)
-    patience: int = 6  # early stopping on validation Kendall tau
-    batch_size: int = 16  # networks per step (NFN protocol: 8)
-    lr: float = 1e-3  # Adam lr (NFN protocol: 1e-3)
-    gth_dim: int = 16
-    val_fraction: float = 0.15  # NFN protocol: ~12k/3k/15k train/val/test
-    test_fraction: float = 0.3
-    split_seed: int = 0
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {"dataset": "digits"},
-        # sized to the 45-minute CPU budget from the costs notebook 03 §0 measures
+        "smoke": {"dataset": "digits", "test_fraction": 0.3},
+        # medium is sized to the 45-minute CPU budget (README, status table); NFN protocol batch 8
         "medium": {
             "standin": "mnist",
             "n_nets": 800,
             "T": 9,
             "zoo_steps": 1000,
             "n_seeds": 3,
-            "epochs": 5,
-            "patience": 4,
+            "steps": 400,
+            "batch_size": 8,
+            "patience": 8,
+            "lr_search_steps": 120,
+            "refine_steps": 20,
+            "compile": True,
+            "test_fraction": 0.3,
         },
         "paper": {
             "standin": "mnist",
@@ -95,9 +90,13 @@ class GeneralizationConfig(Preset):
             "T": 9,
             "zoo_steps": 20000,
             "n_seeds": 5,
-            "epochs": 50,
+            "steps": 75000,
             "patience": 10,
             "batch_size": 8,
+            "lr_grid": (3e-4, 1e-3, 3e-3),
+            "lr_search_steps": 10000,
+            "refine_steps": 100,
+            "compile": True,
             "val_fraction": 0.1,
             "test_fraction": 0.5,
         },

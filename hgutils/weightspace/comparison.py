@@ -307,12 +307,12 @@ class ComparisonSettings(Preset):
     inputs: str = "standardize"  # how every model's inputs are prepared (prepare_inputs): standardize |
     # delta (W_t - W_0, then standardised) | rms | none
     n_seeds: int = 2  # model seeds
-    steps: int = 40  # optimiser steps per model and seed (the budget; evaluation once per epoch)
+    steps: int = 16  # optimiser steps per model and seed (the budget; evaluation once per epoch)
     patience: int = 1000  # early stopping: evaluations without a better validation score
-    batch_size: int = 16  # networks per step
+    batch_size: int = 8  # networks per step
     lr: float = 1e-3  # Adam lr when no grid is searched
     lr_grid: tuple[float, ...] = (1e-3, 3e-3)  # per-model learning rates tried on the first seed (validation)
-    lr_search_steps: int = 20  # optimiser steps of each lr-search run
+    lr_search_steps: int = 6  # optimiser steps of each lr-search run
     gth_dim: int = 16  # GTH-GMN node-state dim
     refine_steps: int = 5  # GTH-GMN stage-2 Riemannian refinement steps per snapshot
     refine_lr: float = 1e-2  # GTH-GMN stage-2 Riemannian step size
@@ -481,6 +481,7 @@ def run_comparison(
     rows = []
     prep_time: dict[Any, float] = {}
     fp = _fingerprint(zoo) if lr_grid else ""
+    pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
 
     def data_of(model: Any, name: str) -> Any:
         key = _data_key(model)
@@ -539,7 +540,18 @@ def run_comparison(
             data = data_of(model, name)
             cfg = replace(train_cfg, seed=seed, lr=lr)
             c0 = time.process_time()
-            fr = fit(model, data, target, splits.train, splits.val, splits.test, cfg, desc=f"{name} s{seed}", gate=gate)
+            fr = fit(
+                model,
+                data,
+                target,
+                splits.train,
+                splits.val,
+                splits.test,
+                cfg,
+                desc=f"{name} s{seed}",
+                gate=gate,
+                pretrain_cache=pretrained,
+            )
             gs = fr.gate_summary()
             row: dict[str, Any] = {
                 "model": name,

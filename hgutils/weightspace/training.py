@@ -451,6 +451,7 @@ def fit(
     cfg: TrainConfig | None = None,
     desc: str | None = None,
     gate: LearnabilityGate | None = None,
+    pretrain_cache: dict[str, Any] | None = None,
 ) -> FitResult:
     """Train ``model`` on ``data[train_idx]`` with :func:`hgutils.train.train`; returns a :class:`FitResult`.
 
@@ -461,7 +462,9 @@ def fit(
     is trained (:class:`EmbeddingHeadTask`; InfoNCE encoders skip it: the linear probe reads the
     embeddings); for ``"finetune"`` the whole model is then trained on the task. Every stage runs
     through the one loop with the same step budget and records its learnability check
-    (``FitResult.gates``, ``gate`` = the thresholds).
+    (``FitResult.gates``, ``gate`` = the thresholds). ``pretrain_cache`` (a dict kept by the caller)
+    shares stage 1 between models that differ only in their stage-2 settings (``refine_*``): the
+    second one starts from the first one's pretrained weights instead of training them again.
 
     Parameters
     ----------
@@ -496,8 +499,17 @@ def fit(
     if protocol in ("two_stage", "finetune"):
         pre_steps = model.cfg.pretrain_steps or cfg.budget().total_steps(math.ceil(len(tr) / cfg.batch_size))
         pcfg = replace(cfg, steps=pre_steps, checkpoint_path=None)
-        pl = train(ReconstructionTask(model, data, target, tr, va, pcfg), pcfg.budget(), desc=f"{desc} stage 1")
+        stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith("refine") and k != "protocol"}
+        pkey = config_hash({"model": stage1, "cfg": asdict(pcfg), "n": n, "train": tr, "val": va, "init": key})
+        if pretrain_cache is not None and pkey in pretrain_cache:
+            state, pl = pretrain_cache[pkey]
+            model.load_state_dict(state)
+        else:
+            pl = train(ReconstructionTask(model, data, target, tr, va, pcfg), pcfg.budget(), desc=f"{desc} stage 1")
+            if pretrain_cache is not None:
+                pretrain_cache[pkey] = (copy.deepcopy(model.state_dict()), pl)
         res.pretrain_log, res.gates["reconstruction"] = pl, pl.gate(gate)
+
     if protocol == "two_stage":
         emb = embeddings(model, data, torch.arange(n), cfg.eval_batch_size)  # stage 2: refined, frozen
         mu, sd = emb[tr].mean(0), emb[tr].std(0, unbiased=False).clamp_min(1e-6)

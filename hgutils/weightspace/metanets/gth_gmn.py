@@ -241,9 +241,9 @@ class GTHGMN(MetaNet):
                 for _ in range(L)
             ]
         )
-        if cfg.compile:
-            for m in self.attn:
-                m.compile(dynamic=False)
+        # torch.compile'd forward of each attention layer, used for training steps only (fixed batch
+        # shape: compiled once; evaluation, probes and refinement run eager at whatever batch size)
+        self._attn_compiled = [torch.compile(m.forward, dynamic=False) for m in self.attn] if cfg.compile else None
         # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head)
 
         if cfg.use_gru:
@@ -429,9 +429,11 @@ class GTHGMN(MetaNet):
         if u is not None:
             u = torch.stack([self.gru[i](p_prev[i // H], u[:, i]) for i in range(L * H)], 1)
         p_cur = []
+        compiled = self._attn_compiled is not None and self.training and torch.is_grad_enabled()
         for layer in range(L):
             kernels = self._kernels(u, layer) if u is not None else None
-            x = self.attn[layer](x, ei, ef, kernels)
+            x = (self._attn_compiled[layer] if compiled else self.attn[layer])(x, ei, ef, kernels)
+
             p_cur.append(self._mean_layers(self._tangent(x), g.node_layer))
         terms = self.recon_terms(x, self._tangent(x), g, w_t, progress, z_prev, generator) if want_aux else {}
         return x, u, p_cur, terms
