@@ -62,4 +62,4 @@ nbval: $(STAMP)
 test: lint unit nbval
 
 clean-results:
-	rm -rf results/smoke results/medium results/paper results/sweeps
+	rm -rf results/runs results/sweeps results/smoke  # run outputs; published ledgers (results/<scale>/) stay

@@ -1,17 +1,19 @@
-"""Meta-network training throughput and memory: GTH-GMN vs GMN vs NFN_NP, and GTH-GMN's cost in T.
+"""Meta-network training throughput and memory: every model, GTH-GMN's cost in T, and torch.compile.
 
 Usage::
 
-    python benchmarks/metanets.py            # full: batch 16, T sweep 1/10/20/50, memory per model (~6 min)
-    python benchmarks/metanets.py --quick    # <= 60 s: batch 8, T sweep 1/5/10, no memory children
+    python benchmarks/metanets.py            # full: batch 32, T sweep 1/10/20/50, memory, compile (~10 min)
+    python benchmarks/metanets.py --quick    # batch 8, T sweep 1/5/10, no memory children; compile included
 
 What is measured (all in this run, same machine, same shapes):
 
 1. one training step (forward + all loss terms + backward + Adam) on a batch of ``B`` trajectories
-   of a 2->32->32->1 SIREN zoo (the medium MNIST INR architecture), for GTH-GMN reading ``T``
-   snapshots and GMN / NFN_NP reading the last one (their default): trajectories/s,
-   graph-snapshots/s (``B x snapshots read`` per step) and the time per graph-snapshot, as ratios
-   to GMN. Timing depends only on the shapes, so the zoo is synthetic by default (random weights
+   of a 2->32->32->1 SIREN zoo (the medium MNIST INR architecture), for every model: GTH-GMN's
+   stage-1 (reconstruction) step reading ``T`` snapshots -- the step its two-stage training repeats
+   -- and its joint (task + auxiliary) step; GMN reading all ``T`` snapshots (the per-snapshot
+   reference) and the last one; NFN_NP, NFN_HNP, DWSNet, StatNN, FlatMLP reading the last one:
+   INR-snapshots/s (``B x snapshots read`` per step) and the time per INR-snapshot as a ratio to
+   GMN's. Timing depends only on the shapes, so the zoo is synthetic by default (random weights
    with a random-walk trajectory); ``--zoo mnist`` uses the cached medium MNIST INR zoo instead.
 2. GTH-GMN as T grows: time per step and per snapshot, and (full mode) the peak extra memory of a
    training step and of a no-grad forward, each measured in a fresh child process
@@ -20,7 +22,11 @@ What is measured (all in this run, same machine, same shapes):
    keep autograd activations for every snapshot, so its memory grows with T -- unless
    ``checkpoint_snapshots=True`` (column "ckpt train"), which recomputes them in the backward.
 
-The last line is the headline: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4).
+3. ``torch.compile`` of GTH-GMN's attention layers (``compile=True``; used for training steps):
+   the stage-1 step eager and compiled, the one-off compile time reported apart.
+
+The last two lines are the headlines: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4) and
+``GTH-GMN compiled/eager training throughput: X.XX`` (target: >= 2).
 """
 
 from __future__ import annotations
@@ -62,25 +68,32 @@ def load_zoo(kind: str, n: int, T: int) -> Zoo:
     return zoo.subset(torch.arange(n)).snapshots(idx)
 
 
-def time_steps(name: str, zoo: Zoo, batch: int, reps: int, **kw) -> tuple[float, int]:
-    """Best-of-``reps`` seconds per training step (after one warm-up) and the snapshots read."""
+def time_steps(name: str, zoo: Zoo, batch: int, reps: int, stage1: bool = False, **kw) -> tuple[float, int, float]:
+    """Best-of-``reps`` seconds per training step after one warm-up, the snapshots read, and the
+    warm-up step's seconds (the compile time for a compiled model). ``stage1``: GTH-GMN's
+    self-supervised reconstruction step (``pretrain_terms``) instead of the task step."""
     torch.manual_seed(0)
     m = build_metanet(name, zoo, "classification", 10, **kw)
+    m.train()
     data = m.prepare(zoo)
     y = zoo.meta["label"]
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     idx = torch.arange(batch)
+    g = torch.Generator().manual_seed(0)
     times = []
     for _ in range(reps + 1):
         t0 = time.perf_counter()
-        terms = m.loss_terms(data[idx], y[idx], 0.5)
-        loss = sum(m.loss_weights.get(k, 0.0) * v for k, v in terms.items())
+        if stage1:
+            terms, weights = m.pretrain_terms(data[idx], 0.5, g), m.recon_weights()
+        else:
+            terms, weights = m.loss_terms(data[idx], y[idx], 0.5, g), m.loss_weights
+        loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
         opt.zero_grad()
         loss.backward()
         opt.step()
         times.append(time.perf_counter() - t0)
     n_read = data.T
-    return min(times[1:]), n_read
+    return min(times[1:]), n_read, times[0]
 
 
 def _status(key: str) -> int:
@@ -140,34 +153,39 @@ def main() -> None:
         memory_child(name, int(T), int(batch), mode)
         return
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    batch, reps = (8, 1) if args.quick else (16, 2)
+    batch, reps = (8, 1) if args.quick else (32, 2)
     T = args.T or (5 if args.quick else 20)
     sweep = (1, 5, 10) if args.quick else (1, 10, 20, 50)
-    zoo = load_zoo(args.zoo, max(batch, 16), T)
+    zoo = load_zoo(args.zoo, max(batch, 32), T)
     print(f"zoo: {args.zoo}, sizes {SIZES}, batch {batch}, threads {torch.get_num_threads()}")
 
+    models = [
+        ("GTH-GMN stage 1", "GTH-GMN", {"snapshots": "all", "stage1": True}),
+        ("GTH-GMN joint", "GTH-GMN", {"snapshots": "all", "protocol": "joint"}),
+        ("GMN (all T)", "GMN", {"snapshots": "all"}),
+        ("GMN", "GMN", {}),
+        ("NFN_NP", "NFN_NP", {}),
+        ("NFN_HNP", "NFN_HNP", {}),
+        ("DWSNet", "DWSNet", {}),
+        ("StatNN", "StatNN", {}),
+        ("FlatMLP", "FlatMLP", {}),
+    ]
     rows = {}
-    for name, kw in (("GTH-GMN", {"snapshots": "all"}), ("GMN", {}), ("NFN_NP", {})):
-        sec, n_read = time_steps(name, zoo, batch, reps, **kw)
-        rows[name] = (sec, n_read, sec / (batch * n_read))
-    gmn = rows["GMN"][2]
-    print("\n1) training step (forward + losses + backward + Adam)")
-    print(
-        f"{'model':8s} {'snap':>4s} {'step s':>8s} {'traj/s':>8s} {'graph-snap/s':>13s} "
-        f"{'ms/snapshot':>12s} {'vs GMN':>7s}"
-    )
-    for name, (sec, n_read, per) in rows.items():
-        print(
-            f"{name:8s} {n_read:4d} {sec:8.3f} {batch / sec:8.1f} {batch * n_read / sec:13.1f} "
-            f"{per * 1e3:12.2f} {per / gmn:7.2f}"
-        )
+    for label, name, kw in models:
+        sec, n_read, _ = time_steps(name, zoo, batch, reps, **kw)
+        rows[label] = (sec, n_read, sec / (batch * n_read))
+    gmn = rows["GMN (all T)"][2]
+    print("\n1) training step (forward + losses + backward + Adam), eager")
+    print(f"{'model':16s} {'snap':>4s} {'step s':>8s} {'INR-snap/s':>11s} {'ms/snapshot':>12s} {'vs GMN':>7s}")
+    for label, (sec, n_read, per) in rows.items():
+        print(f"{label:16s} {n_read:4d} {sec:8.3f} {batch * n_read / sec:11.1f} {per * 1e3:12.2f} {per / gmn:7.2f}")
 
     print("\n2) GTH-GMN cost vs T" + ("" if args.quick else " (memory: peak extra MiB, child processes)"))
     mem_cols = "" if args.quick else f" {'train MiB':>10s} {'ckpt train MiB':>15s} {'no-grad MiB':>12s}"
     print(f"{'T':>4s} {'step s':>8s} {'ms/snapshot':>12s}" + mem_cols)
     for t in sweep:
         z = synthetic_zoo(max(batch, 16), t) if args.zoo == "synthetic" else load_zoo(args.zoo, max(batch, 16), t)
-        sec, n_read = time_steps("GTH-GMN", z, batch, reps, snapshots="all")
+        sec, n_read, _ = time_steps("GTH-GMN", z, batch, reps, snapshots="all", stage1=True)
         line = f"{t:4d} {sec:8.3f} {sec / (batch * n_read) * 1e3:12.2f}"
         if not args.quick:
             mib = {mode: peak_mib("GTH-GMN", t, batch, mode) for mode in ("train", "train_ckpt", "eval")}
@@ -177,7 +195,12 @@ def main() -> None:
         print("\n3) peak extra memory of one training step, batch", batch)
         for name in ("GTH-GMN", "GMN", "NFN_NP"):
             print(f"{name:8s} {peak_mib(name, T if name == 'GTH-GMN' else 1, batch, 'train'):8.1f} MiB")
-    print(f"\nGTH-GMN/GMN time per snapshot: {rows['GTH-GMN'][2] / gmn:.2f}")
+    print("\n4) torch.compile of the attention layers (GTH-GMN stage-1 step)")
+    eager, _, _ = time_steps("GTH-GMN", zoo, batch, reps + 1, snapshots="all", stage1=True)
+    comp, n_read, first = time_steps("GTH-GMN", zoo, batch, reps + 1, snapshots="all", stage1=True, compile=True)
+    print(f"eager {eager:.3f} s/step, compiled {comp:.3f} s/step (first step incl. compile: {first:.0f} s)")
+    print(f"\nGTH-GMN/GMN time per snapshot: {rows['GTH-GMN stage 1'][2] / gmn:.2f}")
+    print(f"GTH-GMN compiled/eager training throughput: {eager / comp:.2f}")
 
 
 if __name__ == "__main__":

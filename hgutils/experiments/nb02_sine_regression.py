@@ -56,15 +56,15 @@ class SineRegressionConfig(ComparisonSettings):
         # medium is sized to the 45-minute CPU budget (README, status table)
         "medium": {
             "n_nets": 800,
-            "T": 6,
+            "T": 5,
             "fit_epochs": 300,
             "n_seeds": 3,
             "steps": 400,
             "batch_size": 16,
             "patience": 8,
-
-            "lr_search_steps": 120,
-            "refine_steps": 20,
+            "lr_search_steps": 100,
+            "pretrain_steps": 200,
+            "refine_steps": 5,
             "compile": True,
             "val_fraction": 0.15,
             "test_fraction": 0.2,

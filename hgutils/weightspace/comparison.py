@@ -314,6 +314,7 @@ class ComparisonSettings(Preset):
     lr_grid: tuple[float, ...] = (1e-3, 3e-3)  # per-model learning rates tried on the first seed (validation)
     lr_search_steps: int = 6  # optimiser steps of each lr-search run
     gth_dim: int = 16  # GTH-GMN node-state dim
+    pretrain_steps: int | None = None  # GTH-GMN stage-1 (reconstruction) steps (None: the step budget)
     refine_steps: int = 5  # GTH-GMN stage-2 Riemannian refinement steps per snapshot
     refine_lr: float = 1e-2  # GTH-GMN stage-2 Riemannian step size
     compile: bool = False  # torch.compile GTH-GMN's attention layers (pays off only for long runs)
@@ -338,6 +339,7 @@ class ComparisonSettings(Preset):
         )
         gth = {
             "dim": self.gth_dim,
+            "pretrain_steps": self.pretrain_steps,
             "refine_steps": self.refine_steps,
             "refine_lr": self.refine_lr,
             "compile": self.compile,
@@ -446,10 +448,13 @@ def run_comparison(
     inputs, drop_constant
         How every model's inputs are prepared (:func:`prepare_inputs`): the same for every model.
     lr_grid, lr_search_steps
-        Per model, each learning rate of ``lr_grid`` is tried on the first seed for
-        ``lr_search_steps`` optimiser steps (default: the full budget) and the one with the best
-        validation score is used for every seed -- the same tuning effort for every model. Results
-        are cached (:func:`hgutils.repro.cached`) by zoo content, split, model and settings.
+        Per model family (a base model of :data:`VARIANTS`: GTH-GMN and its ablations are one
+        family, every baseline its own), each learning rate of ``lr_grid`` is tried with the family's
+        first listed variant on the first seed for ``lr_search_steps`` optimiser steps (default: the
+        full budget); the one with the best validation score is used for every variant of the family
+        and every seed -- the same tuning effort for every model. Results are cached
+        (:func:`hgutils.repro.cached`) by zoo content, split, model and settings.
+
     gate
         The :class:`hgutils.train.LearnabilityGate` thresholds (default ones if ``None``).
     """
@@ -529,11 +534,17 @@ def run_comparison(
         }
         return cached("lr_search", key, run)
 
+    searched: dict[str, str] = {}  # base model -> the variant its learning rate was searched on
     for name in progress(list(variants), desc=desc or "models"):
         lr = train_cfg.lr
         if lr_grid:
-            res.lr_search[name] = search(name)
-            lr = max(res.lr_search[name], key=res.lr_search[name].get)
+            base = VARIANTS[name].base
+            if base not in searched:  # one search per model family: its first variant in the list
+                searched[base] = name
+                res.lr_search[name] = search(name)
+            scores = res.lr_search[searched[base]]
+            lr = max(scores, key=scores.get)
+
         for si, seed in enumerate(seeds):
             seed_everything(seed)
             model = build_variant(name, zoo, task, out_dim, gth_overrides)

@@ -497,9 +497,12 @@ def fit(
     key = config_hash({"cfg": asdict(cfg), "model": type(model).__name__, "n": n, "train": tr, "val": va})
     res = FitResult()
     if protocol in ("two_stage", "finetune"):
-        pre_steps = model.cfg.pretrain_steps or cfg.budget().total_steps(math.ceil(len(tr) / cfg.batch_size))
+        budget_steps = cfg.budget().total_steps(math.ceil(len(tr) / cfg.batch_size))
+        pre_steps = min(model.cfg.pretrain_steps or budget_steps, budget_steps)
+
         pcfg = replace(cfg, steps=pre_steps, checkpoint_path=None)
-        stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith("refine") and k != "protocol"}
+        stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith("refine")}
+
         pkey = config_hash({"model": stage1, "cfg": asdict(pcfg), "n": n, "train": tr, "val": va, "init": key})
         if pretrain_cache is not None and pkey in pretrain_cache:
             state, pl = pretrain_cache[pkey]
@@ -511,12 +514,16 @@ def fit(
         res.pretrain_log, res.gates["reconstruction"] = pl, pl.gate(gate)
 
     if protocol == "two_stage":
-        emb = embeddings(model, data, torch.arange(n), cfg.eval_batch_size)  # stage 2: refined, frozen
+        used = torch.cat([ix for ix in (tr, va, te) if ix is not None])
+        emb = torch.zeros(n, model.emb_mu.shape[0])
+        emb[used] = embeddings(model, data, used, cfg.eval_batch_size)  # stage 2: refined, then frozen
         mu, sd = emb[tr].mean(0), emb[tr].std(0, unbiased=False).clamp_min(1e-6)
         model.emb_mu.copy_(mu.to(model.emb_mu))
         model.emb_sd.copy_(sd.to(model.emb_sd))
         z = (emb - mu) / sd
-        res.recon = model.recon_metrics(data[va[: cfg.probe_size]])
+        if te is not None:  # reported with the results (not needed while searching a learning rate)
+            res.recon = model.recon_metrics(data[va[: cfg.probe_size]])
+
         if model.task == "infonce":
             tl = None
             if target is not None and te is not None:
@@ -547,10 +554,11 @@ def fit(
             tl.resumed_from,
             tl,
         )
-    else:
+    else:  # a self-supervised encoder without a head: its own validation score and curves
         pl = res.pretrain_log
         res.history, res.steps, res.log = pl.history, pl.steps, pl
-        res.seconds_per_epoch = pl.seconds_per_epoch
+        res.best_epoch, res.best_score, res.seconds_per_epoch = pl.best_epoch, pl.best_score, pl.seconds_per_epoch
+
     return res
 
 

@@ -130,6 +130,8 @@ class GTHGMNConfig:
     pretrain_steps: int | None = None  # stage-1 optimiser steps (None: the run's step budget)
     refine_steps: int = 20  # stage-2 RiemannianAdam steps on each snapshot's node coordinates
     refine_lr: float = 1e-2  # stage-2 step size (the paper's remedy for its variance: a smaller step)
+    refine_pairs: int = 128  # stage 2: strongest edges and closest non-edges per graph in the loss
+
     recon_weights: tuple[tuple[str, float], ...] = (
         ("link", 1.0),
         ("mag", 1.0),
@@ -541,20 +543,29 @@ class GTHGMN(MetaNet):
         Returns ``(log|w_hat| [B, E'], sign logit [B, E'], alpha [B, E'], distance [B, E'])``;
         :math:`\\hat w = e^{\\log|\\hat w|}\\tanh(\\text{sign logit})`.
         """
-        zu, zv, Xu, Xv = (t.index_select(1, i) for t, i in ((z, src), (z, dst), (X, src), (X, dst)))
-        d = self._dist(zu, zv)
+        return self._signed_weight_at(z, src, dst, self.edge_statics(X, src, dst, attr))
+
+    def edge_statics(self, X: Tensor, src: Tensor, dst: Tensor, attr: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        r"""The parts of the signed-weight head that depend on the node features ``X`` only:
+        ``(base [B, E'], alpha [B, E'], xi [B, E', d])`` with
+        :math:`\mathrm{base} = \log\nu + s_u + s_v - (1 - \alpha_{uv}/d)(k_u + k_v)`. Computed once
+        when the node coordinates are refined with ``X`` fixed."""
+        Xu, Xv = X.index_select(1, src), X.index_select(1, dst)
         s = self.f_sigma(X).squeeze(-1)
         k = self.f_kappa(X).squeeze(-1)
         ctx = torch.cat([Xu, Xv, attr.to(X.dtype).expand(X.shape[0], -1, -1)], -1)
         alpha = self.cfg.alpha0 + self.cfg.delta_alpha * torch.tanh(self.slope_mlp(ctx).squeeze(-1))
-        log_mag = (
-            self.log_nu
-            + s[:, src]
-            + s[:, dst]
-            - (1 - alpha / self.cfg.dim) * (k[:, src] + k[:, dst])
-            - alpha * torch.log(d.clamp_min(MIN_NORM))
-        )
-        xi = self.f_xi(X)[:, src]
+        base = self.log_nu + s[:, src] + s[:, dst] - (1 - alpha / self.cfg.dim) * (k[:, src] + k[:, dst])
+        return base, alpha, self.f_xi(X)[:, src]
+
+    def _signed_weight_at(
+        self, z: Tensor, src: Tensor, dst: Tensor, statics: tuple[Tensor, Tensor, Tensor]
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Signed-weight head at coordinates ``z`` given :meth:`edge_statics`."""
+        base, alpha, xi = statics
+        zu, zv = z.index_select(1, src), z.index_select(1, dst)
+        d = self._dist(zu, zv)
+        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
         if self.euclidean:
             delta, lam = zv - zu, torch.ones_like(d)
         else:
@@ -652,15 +663,19 @@ class GTHGMN(MetaNet):
         self._pairs_cache = (key, out)
         return out
 
-    def full_recon_terms(self, z: Tensor, X: Tensor, g: Any, w: Tensor) -> dict[str, Tensor]:
+    def full_recon_terms(
+        self, z: Tensor, X: Tensor, g: Any, w: Tensor, statics: tuple[Tensor, Tensor, Tensor] | None = None
+    ) -> dict[str, Tensor]:
         r"""Deterministic reconstruction terms of graphs ``z [M, V, d]`` (node features ``X``) with
         symmetrised weights ``w [M, E]``: Fermi-Dirac link BCE over every parameter edge and every
         non-adjacent pair (mean of the positive and the negative part), log-magnitude MSE and sign
-        BCE over every parameter edge -- the stage-2 objective, and the metrics' basis."""
+        BCE over every parameter edge -- the stage-2 objective, and the metrics' basis. ``statics``:
+        :meth:`edge_statics` of ``X`` on the parameter edges, if already computed."""
         src, dst, u_neg, v_neg = self._full_pairs(g)
         P = src.shape[0]
         wp = w[:, :P]
-        log_mag, sign_logit, _, d = self.signed_weight(z, X, src, dst, g.edge_attr[:P])
+        statics = statics if statics is not None else self.edge_statics(X, src, dst, g.edge_attr[:P])
+        log_mag, sign_logit, _, d = self._signed_weight_at(z, src, dst, statics)
         d_neg = self._dist(z[:, u_neg], z[:, v_neg])
         nz = (wp != 0).to(z.dtype)
         n_nz = nz.sum().clamp_min(1.0)
@@ -682,10 +697,13 @@ class GTHGMN(MetaNet):
         The coordinates of every snapshot are one ``ManifoldParameter`` moved by geoopt
         ``RiemannianAdam(amsgrad=True)`` (RAMSGrad: conformal-factor-scaled gradients, moment
         estimates transported along the update, exponential-map steps) for ``steps`` steps of size
-        ``lr`` against :meth:`full_recon_terms` (link + magnitude + sign, weighted as in stage 1)
-        plus the temporal smoothness :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2`; the decoder and the
-        node features :math:`X = \log_0 z_0` stay fixed. Deterministic and equivariant under
-        hidden-neuron permutations. Returns the refined coordinates (detached).
+        ``lr`` against the reconstruction loss (link + magnitude + sign, weighted as in stage 1) plus
+        the temporal smoothness :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2`; the decoder and the node
+        features :math:`X = \log_0 z_0` stay fixed. Each graph's loss covers its ``refine_pairs``
+        strongest parameter edges (by :math:`|w|`) and its ``refine_pairs`` currently closest
+        non-adjacent pairs (the negatives the decoder most confuses, re-chosen every step) -- a
+        selection by values, not by index, so the refinement stays deterministic and equivariant
+        under hidden-neuron permutations. Returns the refined coordinates (detached).
         """
         steps = self.cfg.refine_steps if steps is None else steps
         lr = self.cfg.refine_lr if lr is None else lr
@@ -703,10 +721,40 @@ class GTHGMN(MetaNet):
         for p in self.parameters():
             p.requires_grad_(False)
         try:
+            src, dst, u_neg, v_neg = self._full_pairs(g)
+            P = src.shape[0]
+            base, alpha, xi = self.edge_statics(X, src, dst, g.edge_attr[:P])  # X is fixed
+            k_pos, k_neg = min(self.cfg.refine_pairs, P), min(self.cfg.refine_pairs, u_neg.shape[0])
+            wp = w[:, :P]
+            e_idx = wp.abs().topk(k_pos, dim=1).indices  # [M, k]: the strongest edges of each graph
+            w_sel = wp.gather(1, e_idx)
+            base, alpha = base.gather(1, e_idx), alpha.gather(1, e_idx)
+            xi = xi.gather(1, e_idx[..., None].expand(-1, -1, d))
+            s_sel, d_sel = src[e_idx], dst[e_idx]
+            nz = (w_sel != 0).to(z0.dtype)
+            target_log, sgn = torch.log(w_sel.abs().clamp_min(MIN_NORM)), (w_sel > 0).to(z0.dtype)
             for _ in range(steps):
                 opt.zero_grad()
-                terms = self.full_recon_terms(z.reshape(B * T, V, d), X, g, w)
+                zf = z.reshape(B * T, V, d)
+                with torch.no_grad():  # the closest non-adjacent pairs right now
+                    n_idx = (-self._dist(zf[:, u_neg], zf[:, v_neg])).topk(k_neg, dim=1).indices
+                zu, zv = _take(zf, s_sel), _take(zf, d_sel)
+                dpos = self._dist(zu, zv)
+                dneg = self._dist(_take(zf, u_neg[n_idx]), _take(zf, v_neg[n_idx]))
+                if self.euclidean:
+                    delta, lam = zv - zu, torch.ones_like(dpos)
+                else:
+                    delta, lam = pm.logmap(zu, zv, self.c), pm.lambda_x(zu, self.c)
+                sign_logit = self.beta * lam * (delta * xi).sum(-1)
+                log_mag = base - alpha * torch.log(dpos.clamp_min(MIN_NORM))
+                n_nz = nz.sum().clamp_min(1.0)
+                terms = {
+                    "link": -F.logsigmoid(self.link_logit(dpos)).mean() - F.logsigmoid(-self.link_logit(dneg)).mean(),
+                    "mag": (((log_mag - target_log) ** 2) * nz).sum() / n_nz,
+                    "sign": (F.binary_cross_entropy_with_logits(sign_logit, sgn, reduction="none") * nz).sum() / n_nz,
+                }
                 loss = sum(rw.get(k, 0.0) * v for k, v in terms.items())
+
                 if T > 1 and rw.get("smooth", 0.0) > 0:
                     loss = loss + rw["smooth"] * (self._dist(z[:, 1:], z[:, :-1]) ** 2).mean()
                 loss.backward()
@@ -823,3 +871,8 @@ class GTHGMN(MetaNet):
         self.zero_grad(set_to_none=True)
         self.train(was)
         return z
+
+
+def _take(z: Tensor, idx: Tensor) -> Tensor:
+    """Per-graph node gather: ``z [M, V, d]``, ``idx [M, k]`` -> ``[M, k, d]``."""
+    return z.gather(1, idx[..., None].expand(-1, -1, z.shape[-1]))

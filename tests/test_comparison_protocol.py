@@ -1,0 +1,153 @@
+"""The weight-space comparison protocol: input preparation, the learnability gate on real models,
+permutation augmentation, learning-rate search, per-model gates in the results."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hgutils.weightspace import comparison as cmp
+from hgutils.weightspace.metanets import WeightData, build_metanet, random_hidden_perms
+from hgutils.weightspace.metanets.flat import permute_hidden_per_network
+from hgutils.weightspace.stacked import mlp_forward
+from hgutils.weightspace.training import TrainConfig, fit
+from hgutils.weightspace.zoo import MLPSpec, Zoo
+
+SIZES = (2, 5, 4, 1)
+
+
+def _zoo(n=30, T=3, seed=0, shared_first=False, signal=False):
+    g = torch.Generator().manual_seed(seed)
+    params = {}
+    label = torch.arange(n) % 2
+    for l in range(3):
+        w = torch.randn(n, T, SIZES[l + 1], SIZES[l], generator=g)
+        b = torch.randn(n, T, SIZES[l + 1], generator=g)
+        if shared_first:
+            w[:, 0], b[:, 0] = w[:1, 0], b[:1, 0]
+        if signal:  # the label moves the output bias: learnable by any model
+            b[:, :, 0] += 3.0 * (2 * label[:, None].float() - 1) * (l == 2)
+        params[f"W{l}"], params[f"b{l}"] = w, b
+    return Zoo(MLPSpec(SIZES, "sine", 1.0), params, torch.arange(T), {"label": label})
+
+
+def _permute_all(zoo: Zoo, perms) -> Zoo:
+    """The same hidden-neuron permutation applied to every network and snapshot (relabelling)."""
+    p = {k: v.clone() for k, v in zoo.params.items()}
+    for i, perm in enumerate(perms):
+        p[f"W{i}"], p[f"b{i}"] = p[f"W{i}"][:, :, perm], p[f"b{i}"][:, :, perm]
+        p[f"W{i + 1}"] = p[f"W{i + 1}"][:, :, :, perm]
+    return dataclasses.replace(zoo, params=p)
+
+
+def test_standardisation_uses_training_statistics_only_and_zeroes_constant_entries():
+    zoo = _zoo(shared_first=True)
+    train = torch.arange(20)
+    z = zoo.standardized(zoo.entry_stats(train))
+    for k, v in z.params.items():
+        x = v[train, 1:].double()
+        assert torch.allclose(x.mean(0), torch.zeros_like(x[0]), atol=1e-5), k
+        assert torch.allclose(x.std(0, unbiased=False), torch.ones_like(x[0]), atol=1e-4), k
+        assert torch.equal(v[:, 0], torch.zeros_like(v[:, 0]))  # the shared first snapshot carries nothing
+    other = dataclasses.replace(zoo, params={k: v.clone() for k, v in zoo.params.items()})
+    other.params["W0"][25:] += 100.0  # test networks change: the statistics do not
+    assert torch.equal(other.standardized(other.entry_stats(train)).params["W1"], z.params["W1"])
+    with pytest.raises(ValueError, match="stats must name"):
+        zoo.standardized({"W0": zoo.entry_stats()["W0"]})
+    with pytest.raises(ValueError, match="at least 2"):
+        zoo.entry_stats([0])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000))
+def test_per_entry_standardisation_commutes_with_a_hidden_neuron_permutation(seed):
+    zoo = _zoo(seed=seed % 97)
+    perms = random_hidden_perms(SIZES, torch.Generator().manual_seed(seed))
+    train = torch.arange(20)
+    a = _permute_all(zoo, perms)
+    a = a.standardized(a.entry_stats(train))
+    b = _permute_all(zoo.standardized(zoo.entry_stats(train)), perms)
+    for k in zoo.params:
+        assert torch.allclose(a.params[k], b.params[k], atol=1e-5), k
+
+
+def test_updates_are_equivariant_and_prepare_inputs_drops_constant_snapshots():
+    zoo = _zoo(shared_first=True)
+    perms = random_hidden_perms(SIZES, torch.Generator().manual_seed(1))
+    for k in zoo.params:
+        assert torch.allclose(
+            _permute_all(zoo.updates(), perms).params[k], _permute_all(zoo, perms).updates().params[k]
+        )
+    splits = cmp.make_splits(len(zoo), 0.2, 0.2)
+    assert cmp.constant_snapshots(zoo, splits.train) == [0]
+    z, rec = cmp.prepare_inputs(zoo, splits, "standardize")
+    assert z.T == 2 and rec == {"inputs": "standardize", "dropped_snapshots": [0], "T": 2}
+    z2, _ = cmp.prepare_inputs(zoo, splits, "none", drop_constant=False)
+    assert z2.T == 3 and torch.equal(z2.params["W0"], zoo.params["W0"])
+    with pytest.raises(ValueError, match="inputs must be"):
+        cmp.prepare_inputs(zoo, splits, "whiten")
+
+
+def test_augmentation_permutes_every_snapshot_consistently_and_keeps_each_function():
+    zoo = _zoo(n=6, T=4)
+    data = WeightData.from_zoo(zoo, "all")
+    aug = permute_hidden_per_network(data, torch.Generator().manual_seed(0))
+    x = torch.rand(50, 2)
+    for t in range(zoo.T):
+        p = {f"W{l}": data.weights[l][:, t] for l in range(3)} | {f"b{l}": data.biases[l][:, t] for l in range(3)}
+        q = {f"W{l}": aug.weights[l][:, t] for l in range(3)} | {f"b{l}": aug.biases[l][:, t] for l in range(3)}
+        assert torch.allclose(mlp_forward(p, x, "sine", omega0=1.0), mlp_forward(q, x, "sine", omega0=1.0), atol=1e-5)
+    # one permutation per network for all its snapshots: where row r of W0 went at t=0, it went at every t
+    for i in range(6):
+        src = data.biases[0][i]  # [T, 5]
+        dst = aug.biases[0][i]
+        idx = [int((src[0] == dst[0, j]).nonzero()[0]) for j in range(5)]
+        assert torch.equal(dst, src[:, idx])
+    assert not torch.equal(aug.biases[0], data.biases[0])
+
+
+def test_the_gate_flags_a_model_that_cannot_learn_and_passes_one_that_does():
+    zoo = _zoo(n=40, T=2, signal=True)
+    y = zoo.meta["label"]
+    res = {}
+    for lr in (0.0, 3e-3):
+        torch.manual_seed(0)
+        m = build_metanet("FlatMLP", zoo, "classification", 2)
+        res[lr] = fit(
+            m,
+            m.prepare(zoo),
+            y,
+            torch.arange(30),
+            torch.arange(30, 35),
+            torch.arange(35, 40),
+            TrainConfig(steps=60, batch_size=10, lr=lr, patience=1000),
+        )
+    assert not res[0.0].trained and "plateau" in res[0.0].gates["task"].reason
+    assert res[3e-3].trained and res[3e-3].metrics["train"]["accuracy"] > 0.9
+
+
+def test_run_comparison_searches_one_learning_rate_per_family_and_reports_gates(tmp_path, monkeypatch):
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=40, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
+    kw = dict(train_cfg=TrainConfig(steps=30, batch_size=10, patience=1000), lr_grid=(1e-4, 3e-3), lr_search_steps=20)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "FlatMLP (traj)", "StatNN"], splits, [0, 1], **kw)
+    assert set(run.lr_search) == {"FlatMLP", "StatNN"}  # FlatMLP (traj) reuses its family's search
+    assert set(run.table.loc[run.table.model == "FlatMLP (traj)", "lr"]) == {
+        max(run.lr_search["FlatMLP"], key=run.lr_search["FlatMLP"].get)
+    }
+    assert run.gate("FlatMLP")["trained"] and set(run.gates(["FlatMLP", "StatNN"])) == {"FlatMLP", "StatNN"}
+    table = cmp.protocol_table(run)
+    assert list(table["model"]) == ["FlatMLP", "FlatMLP (traj)", "StatNN"] and "lr search (val score)" in table
+    assert set(run.curves) == {"FlatMLP", "FlatMLP (traj)", "StatNN"} and len(run.curves["StatNN"][1]) >= 1
+    again = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], **kw)
+    assert again.lr_search["StatNN"] == run.lr_search["StatNN"]  # the search is cached
+    with pytest.raises(ValueError, match="not in the results"):
+        run.gate("DWSNet")
+    with pytest.raises(ValueError, match="lr_grid"):
+        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], lr_grid=(0.0,))
