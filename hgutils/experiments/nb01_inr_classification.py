@@ -20,6 +20,7 @@ from torch import Tensor
 from hgutils.plotting import poincare_disk, use_style
 from hgutils.weightspace import comparison
 from hgutils.weightspace.comparison import ComparisonSettings
+from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 __all__ = [
     "ABLATION_VARIANTS",
@@ -35,9 +36,7 @@ __all__ = [
     "paper_table",
 ]
 
-#: The GTH-GMN paper: "Temporal Geometry of Deep Networks: Hyperbolic Representations of Training
-#: Dynamics for Intrinsic Explainability", ICLR 2026 (OpenReview Xq64xkQCak).
-PAPER_SOURCE = "GTH-GMN paper (ICLR 2026, OpenReview Xq64xkQCak), main results table"
+PAPER_SOURCE = f"{CITATION}, main results table"
 
 #: ``PAPER[task][model] = (mean, std)``; NFN_NP's numbers come from the NFN paper on its own SIREN
 #: sets (Zhou et al. 2023, arXiv:2302.14040), not from GTH-GMN's trajectories.

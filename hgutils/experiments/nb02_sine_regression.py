@@ -17,12 +17,11 @@ from torch import Tensor
 from hgutils.plotting import pca_2d, use_style
 from hgutils.weightspace import comparison
 from hgutils.weightspace.comparison import ComparisonSettings
+from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 __all__ = ["CONFIG", "PAPER", "PAPER_SOURCE", "SINE_VARIANTS", "SineRegressionConfig", "paper_table", "sine_inr_zoo"]
 
-#: The GTH-GMN paper: "Temporal Geometry of Deep Networks: Hyperbolic Representations of Training
-#: Dynamics for Intrinsic Explainability", ICLR 2026 (OpenReview Xq64xkQCak).
-PAPER_SOURCE = "GTH-GMN paper (ICLR 2026, OpenReview Xq64xkQCak), main results table"
+PAPER_SOURCE = f"{CITATION}, main results table"
 
 #: Test MSE of the linear probe on (a, b); DWSNet and GMN as quoted by the GTH-GMN paper (their
 #: numbers come from DWSNets, Navon et al. 2023, arXiv:2301.12780, and GMN, Lim et al. 2024).
@@ -65,7 +64,6 @@ class SineRegressionConfig(ComparisonSettings):
             "lr_search_steps": 100,
             "pretrain_steps": 200,
             "refine_steps": 5,
-            "compile": True,
             "val_fraction": 0.15,
             "test_fraction": 0.2,
         },

@@ -14,6 +14,7 @@ import pandas as pd
 
 from hgutils.weightspace import comparison
 from hgutils.weightspace.comparison import ComparisonSettings
+from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 __all__ = [
     "CIFAR_VARIANTS",
@@ -26,9 +27,7 @@ __all__ = [
     "resolve_generalization_dataset",
 ]
 
-#: The GTH-GMN paper: "Temporal Geometry of Deep Networks: Hyperbolic Representations of Training
-#: Dynamics for Intrinsic Explainability", ICLR 2026 (OpenReview Xq64xkQCak).
-PAPER_SOURCE = "GTH-GMN paper (ICLR 2026, OpenReview Xq64xkQCak), main results table"
+PAPER_SOURCE = f"{CITATION}, main results table"
 
 #: Kendall tau on CIFAR-10; the baselines' rows are the NFN paper's numbers on the Small CNN Zoo
 #: (Zhou et al. 2023, arXiv:2302.14040), quoted by the GTH-GMN paper.
@@ -82,7 +81,6 @@ class GeneralizationConfig(ComparisonSettings):
             "lr_search_steps": 100,
             "pretrain_steps": 200,
             "refine_steps": 5,
-            "compile": True,
             "test_fraction": 0.3,
         },
         "paper": {

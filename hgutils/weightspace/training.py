@@ -251,23 +251,32 @@ class MetaNetTask(TrainTask):
                 continue
             yield b
 
-    def step(self, b: Tensor, progress: float) -> dict[str, float]:
+    def _terms(self, b: Tensor, progress: float) -> tuple[dict[str, Tensor], dict[str, float]]:
+        """The named loss terms of batch ``b`` and their weights (the model's task objective)."""
         model, cfg = self.model, self.cfg
         batch = to_device(model.train_transform(self.data[b], self.gen), self.dev)
         model.set_progress(progress)
         target = None if self.target is None else self.target[b].to(self.dev)
         terms = model.loss_terms(batch, target, progress, self.gen, cfg.temperature, cfg.aug_noise, cfg.aug_mask)
-        loss = sum(model.loss_weights.get(k, 0.0) * v for k, v in terms.items())
+        return terms, model.loss_weights
+
+    def _riemannian_now(self) -> bool:
+        """Whether the Riemannian optimiser steps this epoch (the joint protocol's stage 2)."""
+        return self.epoch >= self.stage2_epoch
+
+    def step(self, b: Tensor, progress: float) -> dict[str, float]:
+        terms, weights = self._terms(b, progress)
+        loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
         if not torch.isfinite(loss):
             raise FloatingPointError(f"non-finite loss: { {k: float(v) for k, v in terms.items()} }")
         self.opt_e.zero_grad(set_to_none=True)
         if self.opt_r is not None:
             self.opt_r.zero_grad(set_to_none=True)
         loss.backward()
-        if cfg.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(self.euclid, cfg.grad_clip)
+        if self.cfg.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.euclid, self.cfg.grad_clip)
         self.opt_e.step()
-        if self.opt_r is not None and self.epoch >= self.stage2_epoch:
+        if self.opt_r is not None and self._riemannian_now():
             self.opt_r.step()
         out = {k: float(v.detach()) for k, v in terms.items()}
         out["loss"] = float(loss.detach())
@@ -320,26 +329,12 @@ class ReconstructionTask(MetaNetTask):
     task head is not trained. Validation score and probe: the deterministic full-graph
     reconstruction loss (link + magnitude + sign) without refinement."""
 
-    def step(self, b: Tensor, progress: float) -> dict[str, float]:
-        model, cfg = self.model, self.cfg
+    def _terms(self, b: Tensor, progress: float) -> tuple[dict[str, Tensor], dict[str, float]]:
         batch = to_device(self.data[b], self.dev)
-        terms = model.pretrain_terms(batch, progress, self.gen)
-        w = model.recon_weights()
-        loss = sum(w.get(k, 0.0) * v for k, v in terms.items())
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite reconstruction loss: { {k: float(v) for k, v in terms.items()} }")
-        self.opt_e.zero_grad(set_to_none=True)
-        if self.opt_r is not None:
-            self.opt_r.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(self.euclid, cfg.grad_clip)
-        self.opt_e.step()
-        if self.opt_r is not None:
-            self.opt_r.step()
-        out = {k: float(v.detach()) for k, v in terms.items()}
-        out["loss"] = float(loss.detach())
-        return out
+        return self.model.pretrain_terms(batch, progress, self.gen), self.model.recon_weights()
+
+    def _riemannian_now(self) -> bool:
+        return True  # the base coordinates are refined from the first step
 
     def _recon_loss(self, idx: Tensor) -> dict[str, float]:
         was = self.model.training

@@ -76,6 +76,9 @@ from hgutils.nn.hyperbolic_attention import HyperbolicGraphAttention
 from hgutils.weightspace.metanets.base import MetaNet, Snapshots, snapshot_index, to_device
 from hgutils.weightspace.metanets.heads import info_nce, task_loss
 
+#: How the companion cites the paper: "Temporal Geometry of Deep Networks: Hyperbolic Representations
+#: of Training Dynamics for Intrinsic Explainability", ICLR 2026, OpenReview Xq64xkQCak.
+CITATION = "GTH-GMN paper (ICLR 2026, OpenReview Xq64xkQCak)"
 AUX_TERMS: tuple[str, ...] = ("link", "mag", "sign", "slope", "smooth", "rank")
 PROTOCOLS: tuple[str, ...] = ("two_stage", "finetune", "joint")
 #: stage-2 refinement objective: the reconstruction terms that are deterministic on full graphs
