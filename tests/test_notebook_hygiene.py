@@ -299,3 +299,15 @@ def test_known_content_issue_fixed(key):
     path = REPO_ROOT / "notebooks" / f"{stem}.ipynb"
     problems = find_problems(json.loads(path.read_text(encoding="utf-8")), stem) if path.exists() else []
     assert not [p for p in problems if p.rule == rule and _cell(p) == cell], f"{stem} cell {cell}: {rule}"
+
+
+def test_cli_rejects_bad_input_and_check_reports_what_the_tests_see(capsys):
+    from hgutils.notebook_tools.__main__ import main
+
+    assert main(["clean", "README.md"]) == 2
+    assert "error: expected existing .ipynb files; got 'README.md'" in capsys.readouterr().err
+    rc = main(["check"])
+    out = capsys.readouterr().out
+    assert rc == (1 if KNOWN_CONTENT_ISSUES else 0), out
+    for stem, cell, rule in KNOWN_CONTENT_ISSUES:
+        assert f"{stem}: cell {cell} " in out and f": {rule}: " in out

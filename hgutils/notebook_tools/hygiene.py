@@ -1,7 +1,7 @@
 """Hygiene rules for committed and published notebooks: what a reader must never see.
 
 :func:`find_problems` checks one notebook and returns a :class:`Problem` per offence, each naming
-the cell (0-based index, as Jupyter's cell list shows it), where in the cell, the rule and the
+the cell (its 0-based index in the notebook), where in the cell, the rule and the
 offending text. The rules:
 
 - ``path-repr``: a ``PosixPath(...)``/``WindowsPath(...)`` result stored as output (end the cell
