@@ -57,7 +57,7 @@ def test_jupyter_lab_serves_the_notebooks_with_the_venv_kernel(tmp_path):
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "lab.log"
     cmd = [sys.executable, "-m", "hgutils.notebook_tools", "lab", "--no-browser", "--ip=127.0.0.1"]
-    cmd += [f"--port={port}", "--port-retries=0", f"--ServerApp.token={token}"]
+    cmd += [f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=_isolated_env(tmp_path), stdout=out, stderr=subprocess.STDOUT)
     try:
