@@ -7,6 +7,9 @@
 #                                  and figures into the tracked results/<scale>/ and figures/<scale>/
 #   make reproduce SCALE=paper DEVICE=cuda
 #   make test                      lint + unit/property tests + nbval over notebooks/
+#   make lab                       JupyterLab on notebooks/ with the .venv kernel (LAB_ARGS="--no-browser ...")
+#   make sync                      after editing or executing notebooks: clean stored outputs and metadata,
+#                                  refresh the Binder/medium-run links, regenerate the jupytext .py twins
 #
 # torch is installed first, alone, so that geoopt's dependency on torch does not pull a CUDA build.
 # TORCH_SPEC / TORCH_PIP_ARGS choose the build (e.g. TORCH_PIP_ARGS="--index-url
@@ -23,12 +26,13 @@ DEVICE ?= cpu
 ONLY ?=
 JOBS ?= 1
 NBVAL_TIMEOUT ?= 900
+LAB_ARGS ?=
 
 # Development copies of CIFAR-10 / TEB (../shared/data) are used by `make reproduce` when present;
 # an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
 HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: reproduce test unit nbval lint claims venv clean-results
+.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync
 
 venv: $(STAMP)
 
@@ -46,9 +50,17 @@ reproduce: $(STAMP)
 claims: $(STAMP)
 	$(PY) -m hgutils claims --scale $(SCALE)
 
+# notebooks/ holds the .ipynb files and their jupytext .py twins: both are linted; formatting is
+# checked on the .ipynb (see [tool.ruff.format] in pyproject.toml)
 lint: $(STAMP)
 	$(PY) -m ruff check hgutils tests benchmarks notebooks
 	$(PY) -m ruff format --check hgutils tests benchmarks notebooks
+
+lab: $(STAMP)
+	$(PY) -m hgutils.notebook_tools lab $(LAB_ARGS)
+
+sync: $(STAMP)
+	$(PY) -m hgutils.notebook_tools sync
 
 unit: $(STAMP)
 	HGUTILS_PROGRESS=0 MPLBACKEND=Agg $(PY) -m pytest tests -q

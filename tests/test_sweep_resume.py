@@ -112,7 +112,7 @@ def test_reproduce_plans_resumes_forces_and_publishes_only_on_request(tmp_path, 
     assert executed.stat().st_mtime_ns == mtime
     assert not repo.exists()  # nothing published unless asked
 
-    # --force reruns; --publish copies ledgers, tables and figures (not executed notebooks) into the repo
+    # --force reruns; --publish copies the executed notebook (cleaned), ledgers, tables and figures into the repo
     res = runner.reproduce(
         "smoke", "00", out=out, params={"x": 0.7}, notebook_dir=nbdir, force=True, publish=True, repo_root=repo, **QUIET
     )
@@ -120,10 +120,22 @@ def test_reproduce_plans_resumes_forces_and_publishes_only_on_request(tmp_path, 
     published = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file())
     assert published == [
         "figures/smoke/99_tiny_bar.svg",
+        "results/smoke/00_template.ipynb",
         "results/smoke/99_tiny/claims.json",
         "results/smoke/CLAIMS.md",
     ]
     assert "| 99_tiny | twice-x |" in (repo / "results" / "smoke" / "CLAIMS.md").read_text()
+    # the published notebook keeps its outputs; the run's staging paths and timings are gone
+    from hgutils.notebook_tools import find_machine_paths, find_problems, is_clean
+
+    text = (repo / "results" / "smoke" / "00_template.ipynb").read_text()
+    assert "hgutils-job-" in executed.read_text() and "hgutils-job-" not in text
+    assert not find_machine_paths(text) and '"duration"' not in text and '"start_time"' not in text
+    book = nbformat.reads(text, as_version=4)
+    assert is_clean(book) and find_problems(book, "00_template") == []
+    assert "twice-x" in "".join(o.get("text", "") for o in book.cells[-1].outputs)
+    injected = next(c for c in book.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert 'results_dir = "results"' in injected.source and "x = 0.7" in injected.source
     assert not _hidden(out)
 
 

@@ -2,13 +2,14 @@
 
 The README's section between ``<!-- CLAIMS:START -->`` and ``<!-- CLAIMS:END -->`` is the
 **medium** table; :func:`write_claims` refuses to put any other scale there, or ledgers whose own
-scale differs from the one asked for, or an empty table.
+scale differs from the one asked for, or an empty table. A row's notebook name links to the
+executed notebook published beside the ledgers (``<scale>/<notebook>.ipynb``) when there is one.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hgutils.runner.notebooks import REPO_ROOT
@@ -39,8 +40,18 @@ def collect_claims(scale: str, out: str | os.PathLike | None = None) -> list:
     return ledgers
 
 
-def claims_markdown(ledgers: Iterable, scale: str) -> str:
-    """One Markdown table over all ledgers (notebook column first)."""
+def notebook_linker(folder: Path, base: Path) -> Callable[[str], str | None]:
+    """``notebook -> href`` of ``<folder>/<notebook>.ipynb`` relative to ``base``, ``None`` when absent."""
+
+    def link(notebook: str) -> str | None:
+        path = Path(folder) / f"{notebook}.ipynb"
+        return Path(os.path.relpath(path, base)).as_posix() if path.is_file() else None
+
+    return link
+
+
+def claims_markdown(ledgers: Iterable, scale: str, link: Callable[[str], str | None] | None = None) -> str:
+    """One Markdown table over all ledgers (notebook column first, linked where ``link`` gives an href)."""
     from hgutils.repro import format_value
 
     lines = [
@@ -51,10 +62,12 @@ def claims_markdown(ledgers: Iterable, scale: str) -> str:
     ]
     n = 0
     for led in ledgers:
+        href = link(led.notebook) if link else None
+        name = f"[{led.notebook}]({href})" if href else led.notebook
         for r in led.rows:
             n += 1
             lines.append(
-                f"| {led.notebook} | {r.id} | {r.statement} | {format_value(r.paper)} ({r.source}) | "
+                f"| {name} | {r.id} | {r.statement} | {format_value(r.paper)} ({r.source}) | "
                 f"{format_value(r.ours)} | {r.criterion} | **{r.verdict_detail}** |"
             )
     if n == 0:
@@ -87,7 +100,7 @@ def write_claims(
         )
     root = Path(out) if out else PUBLISHED_ROOT
     ledgers = collect_claims(scale, root)
-    md = claims_markdown(ledgers, scale)
+    md = claims_markdown(ledgers, scale, notebook_linker(root / scale, root / scale))
     atomic_write_text(root / scale / "CLAIMS.md", md)
     if update_readme:
         if not ledgers:
@@ -97,5 +110,6 @@ def write_claims(
             raise ValueError(f"{readme} has no {README_START} ... {README_END} section to update")
         head, rest = text.split(README_START, 1)
         _, tail = rest.split(README_END, 1)
-        atomic_write_text(readme, f"{head}{README_START}\n{md}{README_END}{tail}")
+        table = claims_markdown(ledgers, scale, notebook_linker(root / scale, readme.parent))
+        atomic_write_text(readme, f"{head}{README_START}\n{table}{README_END}{tail}")
     return md

@@ -9,8 +9,8 @@ Layout of a run root (``out`` defaults to ``<repo>/results/runs``, ignored by gi
     <out>/figures/<scale>/...            the figures
 
 It mirrors the repository's ``results/`` and ``figures/``; nothing tracked is written unless
-``publish=True`` (``--publish``) copies the completed notebooks' ledgers, tables and figures into
-``results/<scale>/`` and ``figures/<scale>/``. A notebook whose record matches this run's key
+``publish=True`` (``--publish``) copies the completed notebooks' executed copies (cleaned), ledgers,
+tables and figures into ``results/<scale>/`` and ``figures/<scale>/``. A notebook whose record matches this run's key
 (scale, parameters, notebook code, hgutils code) is skipped unless ``force``.
 """
 
@@ -277,12 +277,14 @@ def _cost_text(left: list[_Planned], what: str) -> str:
 
 
 def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path = REPO_ROOT) -> list[Path]:
-    """Copy completed notebooks' ledgers, tables and figures from a run root into the repository.
+    """Copy completed notebooks' executed copies, ledgers, tables and figures from a run root into the repository.
 
+    ``<out>/<scale>/<NN>.ipynb`` → ``<repo>/results/<scale>/<NN>.ipynb`` with its outputs kept and
+    machine paths, timings and widget state stripped (:func:`hgutils.notebook_tools.clean_notebook`),
     ``<out>/<scale>/<NN>/...`` → ``<repo>/results/<scale>/<NN>/...`` and ``<out>/figures/<scale>/...``
-    → ``<repo>/figures/<scale>/...`` (executed notebooks stay in the run root), exactly the files
-    each notebook's record lists; then ``results/<scale>/CLAIMS.md`` is regenerated. Returns the
-    written paths.
+    → ``<repo>/figures/<scale>/...``, exactly the files each notebook's record lists; then
+    ``results/<scale>/CLAIMS.md`` is regenerated (its rows link the published notebooks). Returns
+    the written paths.
     """
     from hgutils.repro import atomic_write_bytes
 
@@ -292,8 +294,6 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
         if not rec:
             continue
         for rel in rec.get("files", {}):
-            if rel.endswith(".ipynb"):
-                continue
             if rel.startswith("figures/"):
                 dst = repo_root / rel
             elif rel.startswith(f"{scale}/"):
@@ -303,7 +303,18 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
             src = out / rel
             if src.resolve() == dst.resolve():
                 continue
-            atomic_write_bytes(dst, src.read_bytes())
+            data = src.read_bytes()
+            atomic_write_bytes(dst, _published_notebook(data) if rel.endswith(".ipynb") else data)
             written.append(dst)
     write_claims(scale, repo_root / "results")
     return written
+
+
+def _published_notebook(data: bytes) -> bytes:
+    """An executed notebook as published: outputs kept, machine paths, timings and widget state stripped."""
+    import nbformat
+
+    from hgutils.notebook_tools.clean import clean_notebook
+
+    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    return nbformat.writes(nbformat.from_dict(clean_notebook(nb))).encode("utf-8") + b"\n"

@@ -1,0 +1,139 @@
+"""``make lab`` starts JupyterLab on notebooks/ with the venv's kernel; progress bars are widgets there.
+
+The server test runs what ``make lab`` runs (``python -m hgutils.notebook_tools lab``) on a free
+loopback port with a token, in private Jupyter config/data/runtime folders, fetches ``/lab`` and
+``/api/kernelspecs`` and stops it through ``/api/shutdown``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from hgutils.repro import REPO_ROOT
+
+pytest.importorskip("jupyterlab", reason="jupyterlab is not installed (make venv installs it)")
+
+STARTUP_S = 90
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, token: str, method: str = "GET") -> tuple[int, str, str]:
+    req = urllib.request.Request(url, method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(req, timeout=20) as resp:
+        return resp.status, resp.geturl(), resp.read().decode("utf-8", "replace")
+
+
+def _isolated_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(tmp_path / var.lower())
+    return env
+
+
+def test_make_lab_runs_the_lab_command():
+    mk = (REPO_ROOT / "Makefile").read_text()
+    recipe = mk.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    assert "$(PY) -m hgutils.notebook_tools lab $(LAB_ARGS)" in recipe
+
+
+def test_jupyter_lab_serves_the_notebooks_with_the_venv_kernel(tmp_path):
+    port, token = _free_port(), secrets.token_hex(16)
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "lab.log"
+    cmd = [sys.executable, "-m", "hgutils.notebook_tools", "lab", "--no-browser", "--ip=127.0.0.1"]
+    cmd += [f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=_isolated_env(tmp_path), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                if _get(f"{base}/api/status", token)[0] == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"jupyter lab did not answer within {STARTUP_S} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+
+        status, _, page = _get(f"{base}/lab", token)
+        assert status == 200 and "jupyter-config-data" in page
+        # tqdm.auto renders widgets only when Lab has the ipywidgets manager; the jupytext extension pairs .py files
+        assert "@jupyter-widgets/jupyterlab-manager" in page and "jupyterlab-jupytext" in page
+
+        specs = json.loads(_get(f"{base}/api/kernelspecs", token)[2])
+        assert specs["default"] == "python3"
+        argv = specs["kernelspecs"]["python3"]["spec"]["argv"]
+        assert argv[0] == sys.executable, f"the python3 kernel starts {argv[0]}, not this venv's {sys.executable}"
+
+        # rooted at the repository, opening on notebooks/
+        _, landed, _ = _get(f"{base}/", token)
+        assert landed.split("?")[0].endswith("/lab/tree/notebooks")
+        listing = json.loads(_get(f"{base}/api/contents/notebooks", token)[2])
+        names = {c["name"] for c in listing["content"]}
+        assert {p.name for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")} <= names
+
+        assert _get(f"{base}/api/shutdown", token, method="POST")[0] == 200
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_progress_bars_are_widgets_in_a_kernel_and_absent_when_switched_off(tmp_path):
+    """In a Jupyter kernel tqdm.auto draws an ipywidgets bar; ``HGUTILS_PROGRESS=0`` (the runner) draws none."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    widget, off = (
+        nbformat.v4.new_code_cell(
+            f"import os\nos.environ['HGUTILS_PROGRESS'] = '{flag}'\n"
+            "from hgutils.repro import progress\n_ = [i for i in progress(range(3), desc='zoo')]"
+        )
+        for flag in ("1", "0")
+    )
+    nb = nbformat.v4.new_notebook(cells=[widget, off])
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    mimes = [set(o.get("data", {})) for o in nb.cells[0].outputs]
+    assert any("application/vnd.jupyter.widget-view+json" in m for m in mimes), nb.cells[0].outputs
+    assert not any(o.get("name") == "stderr" for o in nb.cells[0].outputs), "a text bar instead of a widget"
+    assert nb.cells[1].outputs == []
+
+
+def test_progress_bars_are_text_outside_jupyter():
+    """In a terminal (no kernel) the same call draws a text bar on stderr; ``HGUTILS_PROGRESS=0`` draws none."""
+    code = (
+        "import os, sys\nfrom hgutils.repro import progress\n"
+        "for flag, desc in (('1', 'shown'), ('0', 'hidden')):\n"
+        "    os.environ['HGUTILS_PROGRESS'] = flag\n"
+        "    for _ in progress(range(3), desc=desc, mininterval=0): pass\n"
+        "    sys.stderr.write('<end>')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    shown, hidden, _ = res.stderr.split("<end>")
+    assert "shown:" in shown and "3/3" in shown
+    assert hidden == ""
