@@ -13,7 +13,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # 01 · INR classification from weight trajectories (GTH-GMN)
 #
 # <!-- hgutils:links -->
@@ -69,7 +69,7 @@ steps = None  # int or None: optimiser steps per model and seed
 shared_init = None  # bool or None: one SIREN initialisation for the whole zoo (preset: smoke/medium yes, paper no)
 inputs = None  # str or None: standardize | delta | rms | none (how every model's inputs are prepared)
 
-# %%
+# %% tags=[]
 import logging
 
 import matplotlib.pyplot as plt
@@ -94,7 +94,7 @@ seeds = [seed + i for i in range(cfg.n_seeds)]
 print(cfg)
 print("model seeds:", seeds)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 1. The INR zoos
 #
 # One SIREN per image, fitted with Adam (lr 5·10⁻⁴, the DWSNets/NFN protocol) with the standard SIREN
@@ -104,19 +104,19 @@ print("model seeds:", seeds)
 #
 # **Initialisation.** NFN's INR sets give every INR its own random initialisation; the paper does not
 # say what its trajectory zoos did. At the CPU sizes the presets start every INR of a zoo from **one
-# shared initialisation** (`shared_init=True`; `paper` returns to one per INR). Section 6 trains a few
+# shared initialisation** (`shared_init=True`; `paper` returns to one per INR). Section 8 trains a few
 # models on a control zoo of the same images with one initialisation per INR, so the reader sees what
 # this choice changes. In a shared-initialisation zoo the first snapshot is identical for every INR and
 # carries nothing; it is dropped before any model sees the zoo.
 
-# %%
+# %% tags=[]
 zoos = {ds: ex.inr_zoo(ds, cfg, scale=scale, data_dir=data_dir, seed=seed, device=device) for ds in cfg.datasets}
 for ds, zoo in zoos.items():
     p = zoo.meta["psnr"]
     print(f"{ds}: {len(zoo)} INRs x T={zoo.T} snapshots (steps {zoo.steps.tolist()}), source: {zoo.info['source']}")
     print(f"   final PSNR: median {p.median():.1f} dB, 10th percentile {p.quantile(0.1):.1f} dB")
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. One split, one budget, every model
 #
 # `make_splits` draws one class-stratified train/validation/test split per zoo; `run_comparison` trains
@@ -142,12 +142,12 @@ for ds, zoo in zoos.items():
 # | GTH-GMN (T=1) | last snapshot | temporal ablation |
 # | GTH-GMN (Euclidean) | all | attention in flat space (c → 0) |
 # | GTH-GMN (no GRU) | all | kernels not evolved; snapshots encoded independently |
-# | GTH-GMN (fine-tuned) | all | after stage 1, the whole model trained on the task |
+# | GTH-GMN (fine-tuned) | all | after stage 1, the whole model trained on the task (section 6, first seed only) |
 # | StatNN, NFN_NP, NFN_HNP, DWSNet, GMN, GMN (per-layer) | last snapshot | baselines that respect the hidden-neuron symmetry |
 # | FlatMLP+aug | last snapshot | flattened weights, random hidden permutation per INR and step |
 # | FlatMLP | last snapshot | flattened weights: exploits that a shared initialisation lines neurons up across INRs |
 
-# %%
+# %% tags=[]
 runs = {}
 for ds, zoo in zoos.items():
     labels = zoo.meta["label"]
@@ -167,14 +167,14 @@ for ds, zoo in zoos.items():
     print(ds, "inputs:", runs[ds].inputs)
     display(cmp.protocol_table(runs[ds]))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 3. Did every model train?
 #
 # Training loss per epoch (solid) and validation accuracy (dashed) for every model and seed; a red
 # title marks a model that failed the learnability gate in at least one seed. For GTH-GMN the first row
 # of panels is its head on the frozen embedding; its stage-1 reconstruction curves follow.
 
-# %%
+# %% tags=[]
 for ds, run in runs.items():
     trained = {n: run.gate(n)["trained"] for n in cfg.variants}
     heads = {n: c for n, c in run.curves.items() if not n.endswith("(stage 1)")}
@@ -187,10 +187,10 @@ for ds, run in runs.items():
         save_figure(fig, out_fig, f"01_curves_stage1_{ds}")
         plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 4. Results: every model on the same zoo (mean ± std test accuracy over seeds)
 
-# %%
+# %% tags=[]
 summaries = {}
 for ds, run in runs.items():
     summaries[ds] = cmp.summarize(run.table, ["test_accuracy", "train_accuracy"])
@@ -201,14 +201,14 @@ for ds, run in runs.items():
     save_figure(fig, out_fig, f"01_accuracy_{ds}")
     plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **FlatMLP and neuron alignment.** FlatMLP reads the flattened weights, so it can only generalise
 # across INRs whose neurons line up — which a shared initialisation guarantees and the architecture's
 # symmetry does not. The gap between FlatMLP and FlatMLP+aug (the same model, trained on randomly
 # permuted hidden neurons) measures how much of FlatMLP's accuracy is that alignment; the fair baseline
 # for GTH-GMN is the best of the symmetry-respecting models (FlatMLP+aug included).
 
-# %%
+# %% tags=[]
 for ds, summ in summaries.items():
     s = summ.set_index("model")
     gap = 100 * (s.loc["FlatMLP", "test_accuracy_mean"] - s.loc["FlatMLP+aug", "test_accuracy_mean"])
@@ -218,7 +218,7 @@ for ds, summ in summaries.items():
         f"({100 * s.loc[best, 'test_accuracy_mean']:.1f} %)"
     )
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 5. The paper's table beside ours
 #
 # The paper's GTH-GMN numbers were measured on its own trajectory zoos; **its NFN_NP numbers are
@@ -226,34 +226,63 @@ for ds, summ in summaries.items():
 # paper's "+2.7 / +5.1 points" is not a same-data comparison. Our column is measured on *our* zoo with
 # identical splits (shown only for the datasets run at this scale).
 
-# %%
+# %% tags=[]
 for ds, key in ex.INR_PAPER_KEYS.items():
     ours = summaries.get(ds)
     display(Markdown(f"**{ds}** — paper: {ex.PAPER_SOURCE}" + ("" if ours is not None else " (not run at this scale)")))
     display(ex.paper_table(key, ours, "test_accuracy", scale=100.0))
 
-# %% [markdown]
-# ## 6. Does GTH-GMN reconstruct the weight graphs?
+# %% [markdown] tags=[]
+# ## 6. Frozen or fine-tuned?
+#
+# The paper trains a small classifier on the embedding; the encoder stays
+# frozen here. The ablation below, on the first seed only (its cost does not fit the medium budget for
+# every seed), instead trains the whole model on the task after stage 1 — same split, budget and inputs.
+
+# %% tags=[]
+ablation = {}
+for ds, zoo in zoos.items():
+    labels = zoo.meta["label"]
+    abl = cmp.run_comparison(
+        zoo,
+        "classification",
+        labels,
+        int(labels.max()) + 1,
+        cfg.ablation_variants,
+        runs[ds].splits,
+        seeds[:1],
+        desc=f"{ds} ablation",
+        **cfg.comparison_kwargs(device),
+    )
+    ablation[ds] = abl
+    first = runs[ds].table[(runs[ds].table["model"] == "GTH-GMN") & (runs[ds].table["seed"] == seeds[0])]
+    rows = pd.concat([first, abl.table])[["model", "seed", "test_accuracy", "train_accuracy", "trained", "gate"]]
+    display(Markdown(f"**{ds}**, seed {seeds[0]}: frozen (the protocol above) vs fine-tuned"))
+    display(rows.reset_index(drop=True))
+
+# %% [markdown] tags=[]
+# ## 7. Does GTH-GMN reconstruct the weight graphs?
+#
 #
 # The embedding is only worth reading if stage 1 learned its objective. On the validation INRs, after
 # the stage-2 refinement: link BCE and AUC of the Fermi–Dirac decoder over every parameter edge and every
 # non-adjacent node pair, sign accuracy over the edges, and R² of the log-magnitudes — each beside an
 # uninformative decoder.
 
-# %%
+# %% tags=[]
 for ds, run in runs.items():
     display(Markdown(f"**{ds}**"))
     display(cmp.recon_table(run))
 
-# %% [markdown]
-# ## 7. A control: one initialisation per INR
+# %% [markdown] tags=[]
+# ## 8. A control: one initialisation per INR
 #
 # The same images, fitted the same way, but every INR from its own random initialisation (the NFN
 # protocol), with a few of the cheaper models (first seed, same budget and inputs). If no model beats
 # chance by much here while all do on the shared-initialisation zoo, the medium verdicts are about
 # shared-initialisation zoos, and the per-INR protocol needs the paper's sizes.
 
-# %%
+# %% tags=[]
 control = {}
 if cfg.control_images > 0:
     for ds in cfg.datasets:
@@ -277,8 +306,8 @@ if cfg.control_images > 0:
 else:
     print("control zoo skipped at this scale (control_images = 0)")
 
-# %% [markdown]
-# ## 8. What the embedding looks like
+# %% [markdown] tags=[]
+# ## 9. What the embedding looks like
 #
 # GTH-GMN places every node of a snapshot's parameter graph in the Poincaré ball; the coordinates
 # below are the reconstruction-trained encoder's, after the stage-2 Riemannian refinement. The first
@@ -286,7 +315,7 @@ else:
 # the layer they feed); the disk shows a radius-preserving PCA of the 16-dimensional tangent vectors, so
 # distance from the centre is the true hyperbolic radius.
 
-# %%
+# %% tags=[]
 ds0 = cfg.datasets[0]
 run0 = runs[ds0]
 model = run0.models["GTH-GMN"]
@@ -307,7 +336,7 @@ fig = ex.plot_disk_early_late(
 save_figure(fig, out_fig, "01_disk_early_late")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Per-layer statistics over the snapshots, averaged over the first test INRs: the mean hyperbolic
 # radius of each layer's nodes (band: within-INR std), and two separation indices — the share of the
 # radius variance explained by the layer label (η²_r) and the same decomposition for directions
@@ -315,7 +344,7 @@ plt.show()
 # separate radially and angularly, nodes drift toward the boundary"; these are the numbers for that
 # statement on our INRs.
 
-# %%
+# %% tags=[]
 stats = geo.radial_angular_stats(z, node_layer, c=c, steps=steps_read)
 drift = geo.outward_drift(z, c=c)
 fig = ex.plot_radial_angular(stats, title=f"{ds0}: GTH-GMN node embedding over training", layer_names=names)
@@ -325,12 +354,12 @@ per_t = stats.groupby("t")[["radial_sep", "angular_sep"]].first()
 print(per_t.round(3).to_string())
 print("outward drift:", {k: round(v, 3) for k, v in drift.items()})
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Class separation of the trajectory embeddings of the test INRs (GTH-GMN vs its single-checkpoint
 # ablation), on their first two principal components; the silhouette score (−1…1) summarises how well
 # the classes separate in the full embedding space.
 
-# %%
+# %% tags=[]
 fig, axes = plt.subplots(1, 2, figsize=(9, 4))
 sil = {}
 for ax, name in zip(axes, ["GTH-GMN", "GTH-GMN (T=1)"]):
@@ -342,8 +371,8 @@ fig.tight_layout()
 save_figure(fig, out_fig, "01_class_separation")
 plt.show()
 
-# %% [markdown]
-# ## 9. Claims
+# %% [markdown] tags=[]
+# ## 10. Claims
 #
 # Each verdict is computed from the numbers above; comparisons use the mean over seeds and record the
 # learnability check of every model they judge (all seeds must pass, else "inconclusive (did not
@@ -352,10 +381,10 @@ plt.show()
 # accuracies are judged only at `paper` scale (same data sizes and T), within 2 points. Datasets not run
 # at this scale are recorded as not tested.
 
-# %%
+# %% tags=[]
 judge = scale != "smoke"
 claims = Claims("01_inr_classification", scale)
-src = "GTH-GMN paper (OpenReview Xq64xkQCak)"
+src = ex.CITATION
 for ds in ex.INR_PAPER_KEYS:
     summ, run = summaries.get(ds), runs.get(ds)
     ran = summ is not None
@@ -473,6 +502,6 @@ claims.add(
 claims.show()
 claims.save(out_res);
 
-# %%
+# %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()

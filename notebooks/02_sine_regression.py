@@ -13,7 +13,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # 02 · Sine-wave INR regression (DWSNets self-supervised protocol, GTH-GMN)
 #
 # <!-- hgutils:links -->
@@ -59,7 +59,7 @@ steps = None  # int or None: optimiser steps per encoder and seed
 refine_lr = None  # float or None: GTH-GMN's stage-2 Riemannian step size
 inputs = None  # str or None: standardize | delta | rms | none (how every model's inputs are prepared)
 
-# %%
+# %% tags=[]
 import logging
 
 import matplotlib.pyplot as plt
@@ -81,14 +81,14 @@ seeds = [seed + i for i in range(cfg.n_seeds)]
 print(cfg)
 print("encoder seeds:", seeds)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 1. The sine zoo
 #
 # Each network's (a, b) and initialisation depend only on its index and the seed; T snapshots are
 # recorded uniformly over the fit (DWSNets stored only the final INR; the trajectory is what GTH-GMN
 # adds). The final fit loss shows how well the SIRENs represent their functions.
 
-# %%
+# %% tags=[]
 zoo = ex.sine_inr_zoo(cfg, scale=scale, seed=seed, device=device)
 target = zoo.meta["target"]
 print(f"{len(zoo)} sine INRs x T={zoo.T} snapshots (steps {zoo.steps.tolist()})")
@@ -101,7 +101,7 @@ print(
     f"predicting the training mean of (a, b) scores MSE ~ {float(target.var(0).mean()):.2f} (the variance of U(0, 10) is 8.33)"
 )
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. Self-supervised encoders on one split
 #
 # **Protocol shared with notebooks 01 and 03** (`hgutils.weightspace.comparison`): one split; the same
@@ -111,7 +111,7 @@ print(
 # training loss never left its plateau is reported, and any claim that uses it reads "inconclusive
 # (did not train)". The table lists the learning rate used, the steps spent and the gate per model.
 
-# %%
+# %% tags=[]
 splits = cmp.make_splits(len(zoo), cfg.val_fraction, cfg.test_fraction, seed=cfg.split_seed)
 print("split sizes:", splits.sizes())
 run = cmp.run_comparison(
@@ -120,14 +120,14 @@ run = cmp.run_comparison(
 print("inputs:", run.inputs)
 display(cmp.protocol_table(run))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 3. Did every encoder train?
 #
 # Self-supervised loss per epoch (solid: InfoNCE for the baselines, the reconstruction loss for
 # GTH-GMN's stage 1) and its validation value (dashed); a red title marks an encoder that failed the
 # learnability gate in at least one seed.
 
-# %%
+# %% tags=[]
 trained = {n: run.gate(n)["trained"] for n in cfg.variants}
 curves = {n: cv for n, cv in run.curves.items() if not n.endswith("(stage 1)")}  # GTH-GMN: its stage 1
 
@@ -135,10 +135,10 @@ fig = plot_training_curves(curves, "train_loss", "val_loss", trained, title="sel
 save_figure(fig, out_fig, "02_curves")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 4. Results: linear-probe test MSE on (a, b), mean ± std over seeds
 
-# %%
+# %% tags=[]
 summary = cmp.summarize(run.table, ["test_mse"])
 run.table.to_csv(out_res / "results.csv", index=False)
 display(summary[["model", "n_seeds", "test_mse"]])
@@ -148,24 +148,24 @@ fig = plot_results_bars(
 save_figure(fig, out_fig, "02_mse")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 5. The paper's table beside ours
 #
 # The paper's DWSNets and GMN rows are the numbers those papers reported on the DWSNets sine set (final
 # INRs, no trajectories); its GTH-GMN row is on its own trajectory zoo. Our column is every model on
 # our zoo, same split and budget.
 
-# %%
+# %% tags=[]
 display(ex.paper_table("sine_mse", summary, "test_mse"))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 6. What the embedding encodes
 #
 # GTH-GMN's reconstruction quality (validation INRs, after the stage-2 refinement) beside an
 # uninformative decoder, then the first-seed GTH-GMN and DWSNet embeddings of the test networks on
 # their first two principal components, coloured by amplitude a and by frequency b.
 
-# %%
+# %% tags=[]
 display(cmp.recon_table(run))
 for name in ["GTH-GMN", "DWSNet"]:
     y, emb = run.outputs[name]
@@ -173,7 +173,7 @@ for name in ["GTH-GMN", "DWSNet"]:
     save_figure(fig, out_fig, f"02_embedding_{name.replace('-', '').lower()}")
     plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 7. Variance across seeds
 #
 # The paper reports GTH-GMN's standard deviation (0.24) as 3–4× the baselines' (0.06, 0.08) and suggests
@@ -181,23 +181,23 @@ for name in ["GTH-GMN", "DWSNet"]:
 # and whether the 10× smaller stage-2 step (same stage-1 encoder per seed, refined with `refine_lr` / 10)
 # narrows GTH-GMN's spread by at least 20 %.
 
-# %%
+# %% tags=[]
 var = summary.set_index("model")[["test_mse_mean", "test_mse_std"]].round(4)
 display(var)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 8. Claims
 #
 # Criteria use means (and standard deviations) over seeds and record the learnability check of every
 # encoder they judge. At `smoke` (64 INRs, a few steps) no comparison is meaningful; every claim is
 # recorded as "not tested at this scale" with the measured values still shown.
 
-# %%
+# %% tags=[]
 judge = scale != "smoke"
 s = summary.set_index("model")
 m = {k: float(s.loc[k, "test_mse_mean"]) for k in s.index}
 sd = {k: float(s.loc[k, "test_mse_std"]) for k in s.index}
-src = "GTH-GMN paper (OpenReview Xq64xkQCak)"
+src = ex.CITATION
 claims = Claims("02_sine_regression", scale)
 claims.add(
     "mse-order",
@@ -243,6 +243,6 @@ claims.add(
 claims.show()
 claims.save(out_res);
 
-# %%
+# %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()

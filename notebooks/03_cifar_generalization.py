@@ -13,7 +13,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # 03 · Predicting generalisation from weights: Kendall τ (CIFAR-10 protocol, GTH-GMN)
 #
 # <!-- hgutils:links -->
@@ -57,7 +57,7 @@ n_seeds = None  # int or None: model seeds
 steps = None  # int or None: optimiser steps per model and seed
 inputs = None  # str or None: standardize | delta | rms | none (how every model's inputs are prepared)
 
-# %%
+# %% tags=[]
 import logging
 
 import matplotlib.pyplot as plt
@@ -79,13 +79,13 @@ seeds = [seed + i for i in range(cfg.n_seeds)]
 print(cfg)
 print("model seeds:", seeds)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 1. The classifier zoo
 #
 # GTH-GMN reads MLP parameter graphs only, so the zoo holds MLP classifiers (input pooled to 8×8
 # grayscale → 32 → 32 → 10) trained with per-network sampled hyperparameters.
 
-# %%
+# %% tags=[]
 dataset, note = ex.resolve_generalization_dataset(cfg, data_dir)
 print("DATA:", note)
 zoo = ex.classifier_zoo_for(dataset, cfg, scale=scale, data_dir=data_dir, seed=seed)
@@ -93,7 +93,7 @@ acc = zoo.meta["test_acc"]
 print(f"{len(zoo)} classifiers {zoo.spec.sizes} x T={zoo.T} snapshots (steps {zoo.steps.tolist()})")
 print(f"test accuracy: min {acc.min():.3f}, median {acc.median():.3f}, max {acc.max():.3f}")
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. Every model, final checkpoint vs trajectory, one split
 #
 # Each variant predicts accuracy with a sigmoid head trained by BCE (NFN protocol); validation Kendall τ
@@ -108,7 +108,7 @@ print(f"test accuracy: min {acc.min():.3f}, median {acc.median():.3f}, max {acc.
 # training loss never left its plateau is reported, and any claim that uses it reads "inconclusive
 # (did not train)". The table lists the learning rate used, the steps spent and the gate per model.
 
-# %%
+# %% tags=[]
 splits = cmp.make_splits(len(zoo), cfg.val_fraction, cfg.test_fraction, seed=cfg.split_seed)
 print("split sizes:", splits.sizes())
 run = cmp.run_comparison(
@@ -117,24 +117,24 @@ run = cmp.run_comparison(
 print("inputs:", run.inputs)
 display(cmp.protocol_table(run))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 3. Did every model train?
 #
 # Training loss per epoch (solid: BCE against the accuracies) and validation Kendall τ (dashed) for
 # every model and seed; a red title marks a model that failed the learnability gate in at least one seed
 # (GTH-GMN's head; its reconstruction stage is checked by the same gate).
 
-# %%
+# %% tags=[]
 trained = {n: run.gate(n)["trained"] for n in cfg.variants}
 heads = {n: cv for n, cv in run.curves.items() if not n.endswith("(stage 1)")}
 fig = plot_training_curves(heads, "train_task", "val_kendall_tau", trained, title="training curves")
 save_figure(fig, out_fig, "03_curves")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 4. Results (mean ± std over seeds)
 
-# %%
+# %% tags=[]
 summary = cmp.summarize(run.table, ["test_kendall_tau", "test_mse"])
 run.table.to_csv(out_res / "results.csv", index=False)
 display(summary[["model", "n_seeds", "test_kendall_tau", "test_mse"]])
@@ -145,7 +145,7 @@ fig = plot_pred_vs_true(run.outputs, title="predicted vs true test accuracy (fir
 save_figure(fig, out_fig, "03_pred_vs_true")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 5. The paper's table beside ours
 #
 # The paper's NFN_HNP / NFN_NP / StatNN rows are quoted from the NFN paper on the Small CNN Zoo
@@ -153,12 +153,12 @@ plt.show()
 # Ours: every model on our zoo (final-checkpoint versions for the baselines, as in the paper's rows);
 # GTH-GMN's reconstruction quality follows.
 
-# %%
+# %% tags=[]
 print("DATA:", note)
 display(ex.paper_table("cifar_tau", summary, "test_kendall_tau"))
 display(cmp.recon_table(run))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 6. Claims
 #
 # The paper's ordering NFN_HNP > NFN_NP > StatNN > GTH-GMN (final-checkpoint baselines vs GTH-GMN) is
@@ -167,13 +167,13 @@ display(cmp.recon_table(run))
 # learnability check of the models it judges. At `smoke` nothing is judged; at `medium` the verdicts
 # refer to the dataset printed above.
 
-# %%
+# %% tags=[]
 judge = scale != "smoke"
 s = summary.set_index("model")
 tau = {k: float(s.loc[k, "test_kendall_tau_mean"]) for k in s.index}
 order = ["NFN_HNP", "NFN_NP", "StatNN", "GTH-GMN"]
 gaps = [tau[a] - tau[b] for a, b in zip(order, order[1:])]
-src = "GTH-GMN paper (OpenReview Xq64xkQCak)"
+src = ex.CITATION
 claims = Claims("03_cifar_generalization", scale)
 claims.add(
     "tau-order",
@@ -229,6 +229,6 @@ claims.add(
 claims.show()
 claims.save(out_res);
 
-# %%
+# %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()
