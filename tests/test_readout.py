@@ -165,7 +165,17 @@ def test_experiment_pipeline_tiny():
     )
     from hgutils.symmetry.groups import rotation_sweep
 
-    cfg = SymmetryReadoutConfig.from_scale("smoke", hidden=8, n_points=256, batch=32, steps=3, n_eval=64, sweep_num=12)
+    cfg = SymmetryReadoutConfig.from_scale(
+        "smoke",
+        hidden=8,
+        n_points=256,
+        batch=32,
+        steps=3,
+        n_eval=64,
+        sweep_num=12,
+        factor_domains=["disk"],
+        factor_weight_decays=[1.0],
+    )  # the main grid only (the domain × weight-decay grid is tested in test_nb06_factors.py)
     grid = train_grid(cfg, seed=0)
     assert len(grid.meta) == 18 and grid.params["W0"].shape == (18, 8, 48)
     assert grid.history.shape == (3, 18) and torch.isfinite(grid.history).all()

@@ -93,6 +93,55 @@ def test_batch_equals_alone(optimizer, act_name, act, dtype, tol):
         assert not torch.allclose(res.params["W0"][i], params["W0"][i], atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    "optimizer,cls", [("adamw", torch.optim.AdamW), ("adam", torch.optim.Adam), ("sgd", torch.optim.SGD)]
+)
+def test_per_network_weight_decay_equals_alone(optimizer, cls):
+    """A per-network weight-decay tensor trains each network as torch.optim would with that network's
+    float decay (float64, 60 steps); decay 0 in the ladder leaves that network undecayed."""
+    N, steps = 3, 60
+    params = init_mlp(N, SIZES, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    x, y = (t.double() for t in _regression_task(N, seed=3))
+    wd = torch.tensor([0.0, 0.1, 1.0], dtype=torch.float64)
+    lr = 0.05 if optimizer == "sgd" else 1e-2
+
+    def loss_fn(p):
+        return ((mlp_forward(p, x, "tanh") - y) ** 2).mean(dim=(1, 2))
+
+    res = train_stacked(params, loss_fn, steps=steps, optimizer=optimizer, lr=lr, weight_decay=wd)
+    for i in range(N):
+        net = _sequential(params, i, torch.nn.Tanh())
+        opt = cls(net.parameters(), lr=lr, weight_decay=float(wd[i]))
+        for _ in range(steps):
+            opt.zero_grad()
+            ((net(x[i]) - y[i]) ** 2).mean().backward()
+            opt.step()
+        for l in range(len(SIZES) - 1):
+            ref = net[2 * l].weight.detach()
+            assert torch.linalg.norm(res.params[f"W{l}"][i] - ref) <= 1e-10 * torch.linalg.norm(ref)
+    # the decays differ in effect: the strongest decay gives the smallest first layer
+    norms = res.params["W0"].flatten(1).norm(dim=1)
+    assert norms[2] < norms[1] < norms[0]
+    # an all-zero ladder is the undecayed run
+    zero = train_stacked(params, loss_fn, steps=5, optimizer=optimizer, lr=lr, weight_decay=torch.zeros(N))
+    plain = train_stacked(params, loss_fn, steps=5, optimizer=optimizer, lr=lr)
+    assert torch.equal(zero.params["W0"], plain.params["W0"])
+
+
+def test_weight_decay_errors():
+    params = init_mlp(2, SIZES, generator=torch.Generator().manual_seed(0))
+
+    def loss_fn(p):
+        return mlp_forward(p, torch.zeros(2, 1, SIZES[0])).pow(2).mean(dim=(1, 2))
+
+    with pytest.raises(ValueError, match=r"weight_decay must be a float or a \[N=2\] tensor"):
+        train_stacked(params, loss_fn, steps=1, weight_decay=torch.zeros(3))
+    with pytest.raises(ValueError, match="weight_decay must be >= 0"):
+        train_stacked(params, loss_fn, steps=1, weight_decay=torch.tensor([0.1, -0.1]))
+    with pytest.raises(ValueError, match="weight_decay must be >= 0"):
+        train_stacked(params, loss_fn, steps=1, weight_decay=-1.0)
+
+
 def test_training_reduces_loss_and_history():
     N = 4
     params = init_mlp(N, SIZES, generator=torch.Generator().manual_seed(0))

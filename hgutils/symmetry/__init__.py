@@ -6,9 +6,20 @@
   RandomFourierPE, or your own :class:`FourierPE`) with exact / least-squares lifts
   :math:`\\varphi(gx) = \\rho(g)\\varphi(x)` and ``liftable_set``.
 - :mod:`~hgutils.symmetry.shapes` -- exact 2D SDFs with their true symmetry groups and samplers.
+- :mod:`~hgutils.symmetry.domains` -- training domains (disk, square) and a test of a sampling density's
+  symmetry from one sample.
 - :mod:`~hgutils.symmetry.readout` -- prefix-Gram observations, readout scores, functional score.
 """
 
+from hgutils.symmetry.domains import (
+    DOMAINS,
+    DiskDomain,
+    Domain,
+    SquareDomain,
+    density_symmetry_profile,
+    density_symmetry_z,
+    get_domain,
+)
 from hgutils.symmetry.encodings import (
     DyadicAxisPE,
     FourierPE,
@@ -40,7 +51,11 @@ from hgutils.symmetry.readout import (
 from hgutils.symmetry.shapes import CircleShape, PolygonShape, Shape, default_shapes, get_shape, regular_polygon
 
 __all__ = [
+    "DOMAINS",
     "CircleShape",
+    "DiskDomain",
+    "Domain",
+    "SquareDomain",
     "DyadicAxisPE",
     "FourierPE",
     "GroupElement",
@@ -54,9 +69,12 @@ __all__ = [
     "cyclic",
     "default_encodings",
     "default_shapes",
+    "density_symmetry_profile",
+    "density_symmetry_z",
     "dihedral",
     "functional_profile",
     "functional_score",
+    "get_domain",
     "get_shape",
     "gram_observations",
     "lift_table",

@@ -22,10 +22,14 @@ Polygon distances: :math:`|d(x)| = \min_i \|x - \Pi_{e_i}(x)\|` over the edges (
 each segment, clamped to its ends), sign from the even–odd crossing rule; this is exact for any
 simple polygon. The circle's is :math:`\|x\| - r`.
 
-Training points (:meth:`Shape.sample`) are drawn from an O(2)-invariant distribution -- uniform in
-the disk of radius ``radius`` plus boundary points with isotropic Gaussian jitter -- so that the
-regression problem is exactly :math:`G_{true}`-symmetric (a box domain would be D4-symmetric only,
-biasing the triangle and hexagon).
+Training points (:meth:`Shape.sample`) are a mixture: a fraction uniform in a *domain*
+(:mod:`hgutils.symmetry.domains`; the disk of radius ``radius`` by default, or the square
+:math:`[-\text{radius}, \text{radius}]^2`) and the rest boundary points with isotropic Gaussian
+jitter. The jittered boundary is :math:`G_{true}`-invariant (an isotropic kernel commutes with every
+orthogonal map), the bulk is :math:`G_{domain}`-invariant, so the density's group is
+:math:`G_{true} \cap G_{domain}` (:meth:`Shape.sampling_symmetry`): all of :math:`G_{true}` on the
+disk, only :math:`G_{true} \cap D_4` on the square (for the triangle: the identity and the reflection
+about the vertical axis).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from abc import ABC, abstractmethod
 
 import torch
 
+from hgutils.symmetry.domains import Domain, get_domain
 from hgutils.symmetry.groups import GroupElement, as_matrix, check_points
 
 __all__ = ["Shape", "PolygonShape", "CircleShape", "regular_polygon", "default_shapes", "get_shape"]
@@ -78,27 +83,39 @@ class Shape(ABC):
         near_fraction: float = 0.5,
         noise: float = 0.05,
         radius: float = 1.0,
+        domain: str | Domain = "disk",
         dtype: torch.dtype = torch.float32,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Training points and targets ``(x [n, 2], sdf(x) [n])``.
 
         ``round(near_fraction * n)`` points are boundary points plus :math:`N(0, \\text{noise}^2 I)`
-        jitter; the rest are uniform in the disk of radius ``radius``. Both parts are O(2)-invariant
-        in distribution given the shape's own symmetry.
+        jitter; the rest are uniform in ``domain``: ``"disk"`` (radius ``radius``) or ``"square"``
+        (:math:`[-\\text{radius}, \\text{radius}]^2`), or any :class:`~hgutils.symmetry.domains.Domain`.
+        The density is invariant exactly under :meth:`sampling_symmetry`.
         """
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive int; got {n!r}")
         if not 0.0 <= near_fraction <= 1.0:
             raise ValueError(f"near_fraction must be in [0, 1]; got {near_fraction}")
+        dom = get_domain(domain, radius)
         n_near = int(round(near_fraction * n))
-        n_unif = n - n_near
-        r = radius * torch.rand(n_unif, generator=generator, dtype=torch.float64).sqrt()
-        a = 2 * math.pi * torch.rand(n_unif, generator=generator, dtype=torch.float64)
-        unif = torch.stack((r * torch.cos(a), r * torch.sin(a)), dim=-1)
+        unif = dom.sample(n - n_near, generator, torch.float64)
         near = self.boundary_points(n_near, generator, torch.float64)
         near = near + noise * torch.randn(n_near, 2, generator=generator, dtype=torch.float64)
         x = torch.cat((unif, near), dim=0)
         return x.to(dtype), self.sdf(x).to(dtype)
+
+    def sampling_symmetry(
+        self, g: GroupElement | torch.Tensor, domain: str | Domain = "disk", near_fraction: float = 0.5
+    ) -> bool:
+        """Whether the density of :meth:`sample` is ``g``-invariant: ``g`` in :math:`G_{true}` (needed by the
+        jittered boundary part, if any) and in the domain's group (needed by the uniform part, if any)."""
+        if not 0.0 <= near_fraction <= 1.0:
+            raise ValueError(f"near_fraction must be in [0, 1]; got {near_fraction}")
+        dom = get_domain(domain)
+        bulk = near_fraction == 1.0 or dom.is_symmetry(g)
+        near = near_fraction == 0.0 or self.is_symmetry(g)
+        return bool(bulk and near)
 
 
 class PolygonShape(Shape):

@@ -12,9 +12,9 @@ batched matmul per layer, :math:`h_{l+1} = \\sigma(h_l W_l^\\top + b_l)` for eve
 - :func:`init_mlp` -- per-network initialisation (``nn.Linear`` default, scaled normal, SIREN, the
   DWSNets SIREN variant); ``seeds=`` makes network ``i``'s init depend only on ``seeds[i]``.
 - :func:`mlp_forward` -- stacked forward pass (or a hidden layer's activations, or one network).
-- :func:`train_stacked` -- Adam / AdamW / SGD with per-network state, per-network learning rates,
-  snapshots on a schedule, and per-network early stopping that freezes a network (parameters and
-  optimizer state) while the others continue.
+- :func:`train_stacked` -- Adam / AdamW / SGD with per-network state, per-network learning rates and
+  weight decays, snapshots on a schedule, and per-network early stopping that freezes a network
+  (parameters and optimizer state) while the others continue.
 - :func:`snapshot_schedule` -- uniform or log-spaced snapshot steps, always including 0 and ``steps``.
 
 Why the batch equals N independent runs: ``loss_fn`` returns per-network losses :math:`\\ell_i`, and
@@ -408,7 +408,7 @@ def train_stacked(
     steps: int,
     optimizer: str = "adam",
     lr: float | Tensor = 1e-3,
-    weight_decay: float = 0.0,
+    weight_decay: float | Tensor = 0.0,
     momentum: float = 0.0,
     snapshot_steps: Sequence[int] | None = None,
     stop_fn: Callable[[dict[str, Tensor], Tensor], Tensor] | None = None,
@@ -436,6 +436,10 @@ def train_stacked(
         ``momentum``, dampening 0).
     lr
         A float or a per-network ``[N]`` tensor.
+    weight_decay
+        A float or a per-network ``[N]`` tensor (``>= 0``): the L2 coefficient for ``"adam"`` /
+        ``"sgd"``, the decoupled decay for ``"adamw"``; a tensor trains e.g. a weight-decay ladder in
+        one run.
     snapshot_steps
         Steps in ``[0, steps]`` at which to record the parameters (see :func:`snapshot_schedule`);
         default ``[0, steps]``.
@@ -487,7 +491,7 @@ class StackedTask(TrainTask):
         steps: int,
         optimizer: str = "adam",
         lr: float | Tensor = 1e-3,
-        weight_decay: float = 0.0,
+        weight_decay: float | Tensor = 0.0,
         momentum: float = 0.0,
         snapshot_steps: Sequence[int] | None = None,
         stop_fn: Callable[[dict[str, Tensor], Tensor], Tensor] | None = None,
@@ -506,9 +510,14 @@ class StackedTask(TrainTask):
         self.snaps = _check_snapshot_steps(snapshot_steps, steps)
         self.N, self.steps, self.steps_per_epoch = N, steps, steps
         self.loss_fn, self.value_and_grad, self.stop_fn = loss_fn, value_and_grad, stop_fn
+        wd = _per_net(weight_decay, N, "weight_decay", torch.float64)
+        if (wd < 0).any() if isinstance(wd, Tensor) else wd < 0:
+            raise ValueError(f"weight_decay must be >= 0; got {weight_decay!r}")
+        if isinstance(wd, Tensor):  # an all-zero ladder takes the no-decay path
+            wd = wd.to(params[next(iter(params))].device).view(N, 1) if bool((wd != 0).any()) else 0.0
         self.optimizer, self.weight_decay, self.momentum, self.betas, self.eps = (
             optimizer,
-            weight_decay,
+            wd,
             momentum,
             betas,
             eps,
@@ -648,7 +657,7 @@ def _update_all(
     v: Tensor | None,
     optimizer: str,
     lr_col: Tensor,
-    wd: float,
+    wd: float | Tensor,
     momentum: float,
     beta1: float,
     beta2: float,
@@ -657,22 +666,28 @@ def _update_all(
 ) -> None:
     """One in-place optimizer step on flat ``[N, D]`` buffers, the arithmetic of ``torch.optim``.
 
-    ``lr_col`` is the ``[N, 1]`` float64 learning rate, ``t`` the ``[N, 1]`` float64 (1-based) step count;
-    bias corrections are computed in float64 per network, as ``torch.optim.Adam`` does in Python floats.
+    ``lr_col`` is the ``[N, 1]`` float64 learning rate, ``wd`` a float or the ``[N, 1]`` float64 weight
+    decay, ``t`` the ``[N, 1]`` float64 (1-based) step count; bias corrections are computed in float64
+    per network, as ``torch.optim.Adam`` does in Python floats.
     """
     lr_p = lr_col.to(p.dtype)
+    per_net = isinstance(wd, Tensor)
+
+    def l2(grad: Tensor) -> Tensor:  # grad + wd * p
+        return grad.addcmul(p, wd.to(p.dtype)) if per_net else grad.add(p, alpha=wd)
+
     if optimizer == "sgd":
-        if wd:
-            g = g.add(p, alpha=wd)
+        if per_net or wd:
+            g = l2(g)
         if momentum:
             m.mul_(momentum).add_(g)
             g = m
         p.sub_(g * lr_p)
         return
-    if optimizer == "adamw" and wd:
+    if optimizer == "adamw" and (per_net or wd):
         p.mul_((1 - lr_col * wd).to(p.dtype))
-    elif wd:
-        g = g.add(p, alpha=wd)
+    elif per_net or wd:
+        g = l2(g)
     m.lerp_(g, 1 - beta1)
     v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
     step_size = (lr_col / (1 - beta1**t)).to(p.dtype)
