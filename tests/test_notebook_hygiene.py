@@ -36,9 +36,6 @@ KNOWN_CONTENT_ISSUES: dict[tuple[str, int, str], str] = {
     ("05_msa_rich_vs_lazy", 14, "truncated-table"): "paper-vs-ours DataFrame cut by pandas' column width",
     ("05_msa_rich_vs_lazy", 17, "raw-float"): "stale ledger output: raw 17-digit dicts",
     ("05_msa_rich_vs_lazy", 17, "path-repr"): "the cell's value is claims.save(...)'s PosixPath",
-    ("06_pe_symmetry_readout", 0, "dev-wording"): "names shared/papers/... in the introduction",
-    ("06_pe_symmetry_readout", 20, "truncated-table"): "paper-vs-ours DataFrame cut by pandas' column width",
-    ("06_pe_symmetry_readout", 22, "path-repr"): "the cell's value is claims.save(...)'s PosixPath",
 }
 
 

@@ -43,7 +43,6 @@ NOT_YET_PUBLISHED = {
     "03_cifar_generalization",
     "04_ilnn_cifar_genomics",
     "05_msa_rich_vs_lazy",
-    "06_pe_symmetry_readout",
 }
 
 
