@@ -10,8 +10,13 @@ Subpackages (dependency direction left to right):
   meta-networks (GTH-GMN and baselines).
 - :mod:`hgutils.similarity` -- metric similarity analysis and classic representation similarity.
 - :mod:`hgutils.symmetry` -- positional encodings with exact lifts, SDF shapes, symmetry readout.
-- :mod:`hgutils.data`, :mod:`hgutils.repro`, :mod:`hgutils.plotting` -- datasets, reproducibility
-  (seeding, cache, claims ledger) and one plotting style.
+- :mod:`hgutils.data`, :mod:`hgutils.repro`, :mod:`hgutils.plotting`, :mod:`hgutils.presets` --
+  datasets, reproducibility (seeding, cache, claims ledger), one plotting style, scale presets.
+- :mod:`hgutils.train` -- the one training loop every model trains through (budgets, early
+  stopping, checkpoint/resume, curves, the learnability check).
+- :mod:`hgutils.experiments` -- one driver module per notebook (its preset, paper numbers, runs,
+  figures); :mod:`hgutils.runner` and :mod:`hgutils.notebook_tools` -- running, sweeping,
+  publishing and cleaning the notebooks (CLI: ``python -m hgutils``).
 """
 
 __version__ = "0.1.0"

@@ -1,18 +1,22 @@
 """Training meta-networks (GTH-GMN and every baseline) on a zoo, through the one loop :func:`hgutils.train.train`.
 
 :func:`fit` trains a :class:`hgutils.weightspace.metanets.base.MetaNet` on the networks ``train_idx``
-of a prepared zoo (``data = model.prepare(zoo)``) as a :class:`MetaNetTask`, with
+of a prepared zoo (``data = model.prepare(zoo)``), as up to two tasks of the loop:
 
-* epochs of shuffled mini-batches (a seeded generator: same seed, same run on the same machine);
-* the model's named loss terms weighted by ``model.loss_weights`` (GTH-GMN's auxiliary losses);
-* two-stage optimisation: Adam on the Euclidean parameters; from epoch
-  ``round(model.stage1_frac * epochs)`` on, also geoopt ``RiemannianAdam(amsgrad=True)`` on the
-  model's ``ManifoldParameter`` s (models without any simply never enter stage 2);
-* early stopping on the validation score (accuracy for classification, MSE for regression,
-  Kendall tau for accuracy prediction, the InfoNCE loss for the encoder mode), best weights
-  restored at the end;
-* a progress bar (:func:`hgutils.repro.progress`), and a checkpoint after every epoch
-  (:func:`hgutils.repro.save_checked`) from which an interrupted run resumes exactly.
+* :class:`MetaNetTask` -- the model's task objective: shuffled mini-batches (a seeded generator:
+  same seed, same run on the same machine), the named loss terms weighted by ``model.loss_weights``,
+  Adam on the Euclidean parameters and -- from epoch ``round(model.stage1_frac * epochs)`` on --
+  geoopt ``RiemannianAdam(amsgrad=True)`` on the model's ``ManifoldParameter`` s; early stopping
+  on the validation score (accuracy for classification, MSE for regression, Kendall tau for
+  accuracy prediction, the InfoNCE loss for the encoder mode), best weights restored;
+* :class:`ReconstructionTask` -- GTH-GMN's self-supervised stage 1 (``protocol`` ``"two_stage"``
+  or ``"finetune"``), scored on the validation networks' reconstruction loss; then for
+  ``"two_stage"`` the stage-2 refined embeddings are frozen and :class:`EmbeddingHeadTask` trains
+  only the head on them.
+
+Every stage records its learnability check (``FitResult.gates``), a budget in optimiser steps
+(``TrainConfig.steps``) or epochs, a progress bar and, for :class:`MetaNetTask`, a checkpoint after
+every epoch from which an interrupted run resumes exactly.
 
 Metrics (:func:`compute_metrics`): accuracy, MSE, and Kendall tau (scipy) of predictions vs targets.
 For the InfoNCE encoder mode, :func:`linear_probe` fits a ridge regression from embeddings to targets.
