@@ -217,7 +217,6 @@ def test_run_comparison_identical_splits_and_table(monkeypatch):
         seen.append((type(model).__name__, tuple(tr.tolist()), tuple(va.tolist()), tuple(te.tolist()), cfg.seed))
         return real_fit(model, data, target, tr, va, te, cfg, desc=desc, **kw)
 
-
     monkeypatch.setattr(training, "fit", spy)
     variants = ["StatNN", "FlatMLP", "StatNN (traj)", "GTH-GMN"]
     res = ex.run_comparison(
