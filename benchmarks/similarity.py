@@ -6,7 +6,7 @@
    timed on a subset and scaled to 4,096 points (they are linear in the number of points).
 2. ``msa_matrix`` for 40 stacked MLPs (the medium sweep's model count) at the medium sweep's grid,
    split into the O(M·P) Jacobian part and the O(M²·P) spectral-ratio part, next to the baseline
-   matrices (CKA, CCA, RSA, Procrustes) on the same 40 hidden representations.
+   matrices (CKA, CCA, SVCCA, RSA, Procrustes) on the same 40 hidden representations.
 
 Usage: ``python benchmarks/similarity.py [--quick]``; the last line is the headline
 ``vmap/loop speedup: X.XX`` = per-point ``jacfwd`` loop time / ``vmap(jacfwd)`` time (same Jacobian
@@ -30,6 +30,7 @@ from hgutils.similarity import (
     procrustes_matrix,
     pullback_metric,
     rsa_matrix,
+    svcca_matrix,
 )
 from hgutils.weightspace.stacked import init_mlp, mlp_forward
 
@@ -112,6 +113,7 @@ def main() -> None:
     for name, fn in [
         ("linear CKA", linear_cka_matrix),
         ("CCA", cca_matrix),
+        ("SVCCA (<= 10 directions)", lambda r: svcca_matrix(r, keep=0.99, max_components=10)),
         ("RSA", rsa_matrix),
         ("Procrustes", procrustes_matrix),
     ]:
@@ -128,7 +130,7 @@ def main() -> None:
     for name, t in times.items():
         print(f"{name + ' matrix':<36}{t:>10.3f}")
     total = t_jac + t_pairs + sum(times.values())
-    print(f"{'total (all five measures)':<36}{total:>10.3f}")
+    print(f"{'total (all six measures)':<36}{total:>10.3f}")
     print(f"vmap/loop speedup: {t_loop / t_fwd:.2f}")
 
 

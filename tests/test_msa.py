@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hgutils.similarity import (
+    metric_isotropy,
     mlp_layer_fn,
     mlp_pullback_metrics,
     module_layer_fn,
@@ -91,6 +92,32 @@ def test_spectral_ratio_triangle_inequality(seed, m, logcond):
     A, B, C = (spd(g, m, (8,), cond=10**logcond + 1.0) for _ in range(3))
     ab, bc, ac = spectral_ratio(A, B), spectral_ratio(B, C), spectral_ratio(A, C)
     assert (ac <= ab + bc + 1e-10).all()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 4), logcond=st.floats(0.0, 6.0))
+def test_metric_isotropy_is_spectral_ratio_to_identity_and_bounds_it(seed, m, logcond):
+    """iota(G) = 1 - d_SR(G, I) = sqrt(lmin/lmax), and d_SR(G, G') <= 1 - iota(G) iota(G') (Hilbert's triangle
+    inequality through I): near-isotropic metrics cannot be told apart."""
+    g = torch.Generator().manual_seed(seed)
+    A, B = (spd(g, m, (8,), cond=10**logcond + 1.0) for _ in range(2))
+    iA, iB = metric_isotropy(A), metric_isotropy(B)
+    eye = torch.eye(m, dtype=DT).expand_as(A)
+    assert torch.allclose(iA, 1.0 - spectral_ratio(A, eye), atol=1e-9)
+    lam = torch.linalg.eigvalsh(A)
+    assert torch.allclose(iA, (lam[:, 0] / lam[:, -1]).sqrt(), atol=1e-9)
+    assert (spectral_ratio(A, B) <= 1.0 - iA * iB + 1e-9).all()
+    s = torch.exp(torch.randn(8, generator=g, dtype=DT))[:, None, None]
+    assert torch.allclose(metric_isotropy(s * A), iA, atol=1e-9)  # scale-blind
+
+
+def test_metric_isotropy_edge_cases():
+    assert metric_isotropy(torch.eye(3, dtype=DT)).item() == pytest.approx(1.0)
+    v = torch.tensor([[1.0], [2.0]], dtype=DT)
+    assert metric_isotropy(v @ v.T).item() == pytest.approx(0.0, abs=1e-7)  # singular
+    assert metric_isotropy(torch.zeros(2, 2, dtype=DT)).item() == 0.0  # the zero metric
+    with pytest.raises(ValueError, match="square"):
+        metric_isotropy(torch.zeros(2, 3))
 
 
 def test_spectral_ratio_rank_deficient_vs_full_rank_is_one():

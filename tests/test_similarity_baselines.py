@@ -155,15 +155,45 @@ def test_cca_matches_sklearn_first_component():
     assert rho[0] == pytest.approx(abs(np.corrcoef(u[:, 0], v[:, 0])[0, 1]), abs=1e-4)
 
 
-def test_cca_regularised_when_features_exceed_samples():
+def test_cca_without_ridge_refuses_too_few_samples():
     rng = np.random.default_rng(7)
     X, Y = rng.standard_normal((20, 50)), rng.standard_normal((20, 30))
-    s = cca_similarity(X, Y)  # auto-regularised: independent noise is not "perfectly correlated"
-    assert 0 < s < 0.95
-    assert cca_similarity(X, X) > s + 0.02  # the ridge keeps self-similarity below 1, but above noise
-    assert cca_similarity(X, Y, reg=1e-6) > 0.99  # nearly unregularised: trivially ~1
-    with pytest.raises(ValueError, match="too few samples"):
-        cca_similarity(X, Y, reg=0.0)
+    for f in (lambda: cca_similarity(X, Y), lambda: cca_matrix([X, Y]), lambda: canonical_correlations(X, X)):
+        with pytest.raises(ValueError, match=r"too few samples for unregularised CCA.*20 samples and 50 features"):
+            f()
+    with pytest.raises(ValueError, match="reg must be >= 0"):
+        cca_similarity(X, Y, reg=-1.0)
+    # with a ridge it runs; self-similarity stays below 1 and above independent noise
+    s = cca_similarity(X, Y, reg=0.1)
+    assert 0 < s < cca_similarity(X, X, reg=0.1) < 1
+
+
+def test_cca_chance_level_follows_wachter_and_svcca_removes_it():
+    """Independent noise: unregularised CCA is far from 0 when features are a sizeable fraction of samples
+    (largest squared canonical correlation at Wachter's edge); a ridge keeps noise as similar to itself as to
+    an independent copy when samples <= features; SVCCA with few directions brings the chance level near 0."""
+    rng = np.random.default_rng(11)
+    n, p = 400, 100
+    rho = canonical_correlations(rng.standard_normal((n, p)), rng.standard_normal((n, p)))
+    c = p / n
+    assert rho[0] ** 2 == pytest.approx((2 * np.sqrt(c * (1 - c))) ** 2, abs=0.05)  # Wachter's upper edge
+    p = 256  # p + q > n: the column spaces meet, at least p + q - n + 1 correlations are 1
+    X, Y = rng.standard_normal((n, p)), rng.standard_normal((n, p))
+    rho = canonical_correlations(X, Y)
+    assert (rho > 1 - 1e-6).sum() >= 2 * p - n + 1 and cca_similarity(X, Y) > 0.6
+    # samples <= features: a ridge cannot separate noise from itself, SVCCA with k << n can
+    Xw, Yw = X[:200], Y[:200]
+    assert abs(cca_similarity(Xw, Yw, reg=1.0) - cca_similarity(Xw, Xw, reg=1.0)) < 0.05
+    noise = svcca(Xw, Yw, keep=0.99, max_components=5)
+    assert noise < 0.2 and svcca(Xw, Xw, keep=0.99, max_components=5) == pytest.approx(1.0)
+    assert svcca_matrix([Xw, Yw], max_components=5)[0, 1] == pytest.approx(noise, abs=1e-10)
+    # shared low-dimensional signal plus noise is found far above that level
+    Z = rng.standard_normal((200, 3))
+    A = Z @ rng.standard_normal((3, p)) * 3 + Xw
+    B = Z @ rng.standard_normal((3, p)) * 3 + Yw
+    assert svcca(A, B, keep=3) > 0.9
+    with pytest.raises(ValueError, match="max_components"):
+        svcca(Xw, Yw, max_components=0)
 
 
 def test_rdm_kinds_and_rsa_options():
@@ -207,6 +237,20 @@ def test_matrix_helpers_match_pairwise():
             assert S[i, j] == pytest.approx(f(reps[i], reps[j]), abs=1e-8), mat.__name__
     S = rsa_matrix(reps, corr="spearman", rdm_kind="correlation")
     assert S[1, 2] == pytest.approx(rsa(reps[1], reps[2], rdm_kind="correlation", corr="spearman"), abs=1e-10)
+
+
+def test_procrustes_matrix_low_rank_factoring_is_within_its_bound():
+    rng = np.random.default_rng(12)
+    Z = rng.standard_normal((80, 3))
+    decay = np.geomspace(1.0, 1e-9, 20)
+    reps = [(Z @ rng.standard_normal((3, 20)) + rng.standard_normal((80, 20))) * decay for _ in range(4)]
+    exact = procrustes_matrix(reps)
+    assert np.allclose(procrustes_matrix(reps, tol=1e-12), exact, atol=2e-6)
+    for tol in (1e-4, 1e-2):  # coarser: the error stays within 2 sqrt(tol)
+        assert np.abs(procrustes_matrix(reps, tol=tol) - exact).max() <= 2 * np.sqrt(tol)
+    assert np.abs(procrustes_matrix(reps, tol=0.3) - exact).max() > 1e-4  # it does drop something
+    with pytest.raises(ValueError, match="tol"):
+        procrustes_matrix(reps, tol=1.0)
 
 
 @pytest.mark.parametrize("name", list(MEASURES))

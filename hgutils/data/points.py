@@ -1,6 +1,9 @@
 r"""Small synthetic point sets and surfaces for the representation-similarity experiments.
 
-- :func:`ring_blobs` -- ``2K`` Gaussian blobs on the unit circle, opposite blobs share a label;
+- :func:`ring_blobs` -- ``bK`` Gaussian blobs on the unit circle, labels interleaved (``b = 2``:
+  opposite blobs share a label; ``b`` odd: no blob is opposite a blob of its own class);
+- :func:`ring_samples` -- points scattered about the whole unit circle (a reference measure near the
+  data of every ring task);
 - :func:`square_grid` -- a uniform grid on ``[-extent, extent]^2`` (a fixed reference measure);
 - :func:`swiss_roll`, :func:`unrolled_plane` -- one surface embedded rolled and flat (same
   intrinsic geometry, pullback metric :math:`\mathrm{diag}(1 + t^2, 1)`).
@@ -14,17 +17,47 @@ import torch
 
 
 def ring_blobs(
-    n_classes: int, n_per_blob: int, std: float = 0.15, *, generator: torch.Generator | None = None
+    n_classes: int,
+    n_per_blob: int,
+    std: float = 0.15,
+    *,
+    blobs_per_class: int = 2,
+    generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``2K`` Gaussian blobs on the unit circle, blob ``j`` labelled ``j mod K``: ``(X [n, 2], y [n])``."""
-    if n_classes < 2 or n_per_blob < 1 or std <= 0:
-        raise ValueError(f"need n_classes >= 2, n_per_blob >= 1, std > 0; got {n_classes}, {n_per_blob}, {std}")
-    nb = 2 * n_classes
+    r"""``B = blobs_per_class * K`` Gaussian blobs on the unit circle, interleaved labels: ``(X [n, 2], y [n])``.
+
+    Blob ``j`` is centred at angle :math:`2\pi j / B` with isotropic std ``std`` and labelled
+    ``j mod K``, so every class has ``blobs_per_class`` blobs spread around the circle and the task is
+    not linearly separable when ``blobs_per_class >= 2``. With ``blobs_per_class = 2`` opposite blobs
+    share a label (``K = 2`` is XOR on a ring), which an odd function -- a tanh network with zero
+    biases -- cannot fit; with ``blobs_per_class`` odd no blob lies opposite a blob of its own class.
+    """
+    if n_classes < 2 or n_per_blob < 1 or not std > 0 or blobs_per_class < 1:
+        raise ValueError(
+            "need n_classes >= 2, n_per_blob >= 1, std > 0, blobs_per_class >= 1; got "
+            f"{n_classes}, {n_per_blob}, {std}, {blobs_per_class}"
+        )
+    nb = blobs_per_class * n_classes
     ang = 2 * math.pi * torch.arange(nb) / nb
     centres = torch.stack([ang.cos(), ang.sin()], 1)
     X = centres[:, None, :] + std * torch.randn(nb, n_per_blob, 2, generator=generator)
     y = (torch.arange(nb) % n_classes).repeat_interleave(n_per_blob)
     return X.reshape(-1, 2), y
+
+
+def ring_samples(n: int, std: float, *, generator: torch.Generator | None = None) -> torch.Tensor:
+    r"""``n`` points :math:`r(\cos\theta, \sin\theta)` about the unit circle: ``[n, 2]``.
+
+    :math:`\theta \sim U[0, 2\pi)`, :math:`r \sim \mathcal N(1, \mathrm{std}^2)`.
+
+    The radial spread matches a blob's, so these cover the data of every :func:`ring_blobs` task
+    (any K) with one shared set of inputs.
+    """
+    if n < 1 or not std >= 0:
+        raise ValueError(f"need n >= 1 and std >= 0; got n={n}, std={std}")
+    theta = 2 * math.pi * torch.rand(n, generator=generator)
+    r = 1.0 + std * torch.randn(n, generator=generator)
+    return torch.stack([r * theta.cos(), r * theta.sin()], 1)
 
 
 def square_grid(side: int, extent: float) -> torch.Tensor:

@@ -1,12 +1,15 @@
-"""Representation similarity: metric similarity analysis (MSA) and the classic baselines.
+r"""Representation similarity: metric similarity analysis (MSA) and the classic baselines.
 
 Intrinsic (MSA, arXiv 2603.28764): :func:`pullback_metric`, :func:`spectral_ratio`, :func:`msa`,
-:func:`msa_matrix` (distances in [0, 1], 0 = same intrinsic geometry).
+:func:`msa_matrix` (distances in [0, 1], 0 = same intrinsic geometry); :func:`metric_isotropy`
+(:math:`\sqrt{\lambda_{min}/\lambda_{max}}` of a metric, which bounds what MSA can resolve).
 Extrinsic baselines, ``(X, Y) -> similarity in [0, 1]``: :func:`linear_cka`, :func:`cca_similarity`,
 :func:`svcca`, :func:`rsa`, :func:`procrustes_similarity` (+ ``*_matrix`` all-pairs helpers).
 Regime diagnostics (:mod:`~hgutils.similarity.regimes`): :func:`relative_weight_change`,
-:func:`kernel_alignment`, :func:`label_alignment`. Scoring a similarity matrix against known groups
-(:mod:`~hgutils.similarity.scoring`): :func:`split_auc`, :func:`mean_between`.
+:func:`hidden_kernel`, :func:`tangent_kernel`, :func:`kernel_alignment`, :func:`label_alignment`.
+Scoring a similarity matrix against known groups (:mod:`~hgutils.similarity.scoring`):
+:func:`split_auc`, :func:`dissimilarity_ratio` (scale-free), :func:`split_scores`,
+:func:`split_pairs`, :func:`mean_between`.
 """
 
 from hgutils.similarity.baselines import (
@@ -28,6 +31,7 @@ from hgutils.similarity.baselines import (
 from hgutils.similarity.msa import (
     DEFAULT_EPS,
     VOLUMES,
+    metric_isotropy,
     msa,
     msa_from_metrics,
     msa_matrix,
@@ -41,8 +45,14 @@ from hgutils.similarity.pullback import (
     pullback_jacobian,
     pullback_metric,
 )
-from hgutils.similarity.regimes import kernel_alignment, label_alignment, relative_weight_change
-from hgutils.similarity.scoring import mean_between, split_auc
+from hgutils.similarity.regimes import (
+    hidden_kernel,
+    kernel_alignment,
+    label_alignment,
+    relative_weight_change,
+    tangent_kernel,
+)
+from hgutils.similarity.scoring import dissimilarity_ratio, mean_between, split_auc, split_pairs, split_scores
 
 __all__ = [
     "DEFAULT_EPS",
@@ -71,9 +81,15 @@ __all__ = [
     "spectral_ratio",
     "svcca",
     "svcca_matrix",
+    "dissimilarity_ratio",
+    "hidden_kernel",
     "kernel_alignment",
     "label_alignment",
     "mean_between",
+    "metric_isotropy",
     "relative_weight_change",
     "split_auc",
+    "split_pairs",
+    "split_scores",
+    "tangent_kernel",
 ]

@@ -14,10 +14,11 @@ measure           formula (X, Y column-centred)                                 
 linear_cka        ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F)                                   translation, isotropic
                                                                                 scaling, orthogonal maps,
                                                                                 feature permutation
-cca_similarity    mean canonical correlation (or mean ρ²); ridge-regularised    translation, any invertible
-                  when features ≥ samples                                       linear map per side
+cca_similarity    mean canonical correlation (or mean ρ²); optional ridge;      translation, any invertible
+                  an error when features ≥ samples - 1 without one              linear map per side
 svcca             CCA after projecting each side on the top SVD directions      translation, scaling,
-                  that keep ``keep`` of the variance                            orthogonal maps
+                  that keep ``keep`` of the variance (at most                   orthogonal maps
+                  ``max_components``)
 rsa               correlation (Pearson/Spearman) of the upper triangles of     (euclidean RDM) translation,
                   the two RDMs (Euclidean or 1 − Pearson); negative → 0        isotropic scaling,
                                                                                 orthogonal maps, feature
@@ -28,6 +29,18 @@ procrustes_sim.   ‖XᵀY‖_* / (‖X‖_F ‖Y‖_F); angular distance = arcc
 
 Non-invariances (tested): CKA and Procrustes change under non-orthogonal invertible linear maps,
 RSA under anisotropic scaling, CCA under non-linear feature maps.
+
+Chance level of CCA. For independent representations the canonical correlations are not near 0
+unless samples far outnumber features. With ``n`` samples of ``p`` and ``q`` independent Gaussian
+features and :math:`c_x = p/n`, :math:`c_y = q/n`, :math:`c_x + c_y < 1`, the squared canonical
+correlations follow Wachter's (1980) law on :math:`[\lambda_-, \lambda_+]`,
+:math:`\lambda_\pm = (\sqrt{c_x(1-c_y)} \pm \sqrt{c_y(1-c_x)})^2`; when ``p + q >= n - 1`` the two
+centred column spaces intersect and at least ``p + q - n + 1`` canonical correlations equal 1 (for
+n = 400, p = q = 256 the mean ρ of independent noise is about 0.74). A ridge does not cure this when
+``n <= p``: isotropic noise then has about the same ridge-CCA similarity with an independent copy as
+with itself, whatever the ridge. The remedy is to compare few directions: :func:`svcca` with
+``max_components = k`` (Raghu et al. 2017) has a chance level of order :math:`\sqrt{k/n}` (0.12 for
+k = 10, n = 400).
 """
 
 from __future__ import annotations
@@ -134,16 +147,15 @@ def _inv_sqrt_psd(C: np.ndarray, floor: float) -> np.ndarray:
     return (V[:, keep] / np.sqrt(w[keep])) @ V[:, keep].T
 
 
-def _auto_reg(n: int, width: int, reg: float | None) -> float:
-    wide = width >= n - 1
-    if reg is None:
-        reg = 0.1 if wide else 0.0
-    if reg < 0:
+def _check_reg(n: int, width: int, reg: float) -> float:
+    reg = float(reg)
+    if not reg >= 0:
         raise ValueError(f"reg must be >= 0; got {reg}")
-    if reg == 0 and wide:
+    if reg == 0 and width >= n - 1:
         raise ValueError(
-            f"too few samples for unregularised CCA: need samples - 1 > features, got "
-            f"{n} samples and {width} features (pass reg > 0)"
+            f"too few samples for unregularised CCA: need samples - 1 > features, got {n} samples and "
+            f"{width} features (every direction would correlate perfectly); pass reg > 0 for ridge CCA, "
+            "or compare fewer directions with svcca(..., max_components=k), k < samples - 1"
         )
     return reg
 
@@ -167,24 +179,23 @@ def _cca_from_whitened(a: tuple[np.ndarray, int], b: tuple[np.ndarray, int]) -> 
     return np.clip(np.linalg.svd(a[0].T @ b[0], compute_uv=False)[:k], 0.0, 1.0)
 
 
-def canonical_correlations(X, Y, reg: float | None = None) -> np.ndarray:
+def canonical_correlations(X, Y, reg: float = 0.0) -> np.ndarray:
     r"""Canonical correlations :math:`\rho_1 \ge \dots \ge \rho_k`, k = min(rank X, rank Y) of the centred data.
 
     Singular values of :math:`C_{xx}^{-1/2} C_{xy} C_{yy}^{-1/2}` with ridge
-    :math:`C_{xx} + r\,\mathrm{tr}(C_{xx})/p\,I`. ``reg=None`` chooses ``r = 0`` when both sides have
-    fewer features than samples - 1 and ``r = 0.1`` otherwise (unregularised CCA is then trivially 1,
-    and weaker ridges leave independent noise at ρ ≈ 0.99). With a ridge, CCA(X, X) < 1.
-    ``reg=0`` with features ≥ samples - 1 is an error. Needs at least 3 samples.
+    :math:`C_{xx} + r\,\mathrm{tr}(C_{xx})/p\,I` (``r = reg``; with a ridge, CCA(X, X) < 1).
+    Unregularised (``reg=0``) CCA with features ≥ samples - 1 is trivially 1 and raises a
+    ``ValueError``. See the module docstring for the chance level. Needs at least 3 samples.
     """
     X, Y = _check_pair(X, Y, min_samples=3)
-    reg = _auto_reg(X.shape[0], max(X.shape[1], Y.shape[1]), reg)
+    reg = _check_reg(X.shape[0], max(X.shape[1], Y.shape[1]), reg)
     return _cca_from_whitened(_cca_whiten(X, reg), _cca_whiten(Y, reg))
 
 
-def cca_similarity(X, Y, reg: float | None = None, squared: bool = False) -> float:
+def cca_similarity(X, Y, reg: float = 0.0, squared: bool = False) -> float:
     r"""Mean canonical correlation :math:`\frac1k\sum_i \rho_i` (``squared``: mean :math:`\rho_i^2`).
 
-    See :func:`canonical_correlations` for ``reg`` (regularised when features ≥ samples).
+    See :func:`canonical_correlations` for ``reg`` (needed when features ≥ samples - 1).
     """
     rho = canonical_correlations(X, Y, reg)
     if rho.size == 0:
@@ -192,7 +203,7 @@ def cca_similarity(X, Y, reg: float | None = None, squared: bool = False) -> flo
     return float(np.mean(rho**2 if squared else rho))
 
 
-def _svd_reduce(X: np.ndarray, keep: float | int) -> np.ndarray:
+def _svd_reduce(X: np.ndarray, keep: float | int, max_components: int | None = None) -> np.ndarray:
     Xc = _centre(X)
     U, s, _ = np.linalg.svd(Xc, full_matrices=False)
     if isinstance(keep, (int, np.integer)) and not isinstance(keep, bool):
@@ -203,20 +214,30 @@ def _svd_reduce(X: np.ndarray, keep: float | int) -> np.ndarray:
         if total == 0:
             return Xc[:, :1]
         k = int(np.searchsorted(np.cumsum(var) / total, keep - 1e-12) + 1)
+    if max_components is not None:
+        k = min(k, int(max_components))
     return U[:, :k] * s[:k]
 
 
-def svcca(X, Y, keep: float | int = 0.99, reg: float | None = None) -> float:
-    """SVCCA (Raghu et al. 2017): project each side on its top singular directions, then mean CCA.
-
-    ``keep`` in (0, 1] = fraction of variance kept; an int = number of directions.
-    """
-    X, Y = _check_pair(X, Y, min_samples=3)
+def _check_keep(keep: float | int, max_components: int | None) -> None:
     if isinstance(keep, float) and not 0 < keep <= 1:
         raise ValueError(f"keep must be a variance fraction in (0, 1] or an int; got {keep}")
     if isinstance(keep, (int, np.integer)) and not isinstance(keep, bool) and keep < 1:
         raise ValueError(f"keep must be >= 1 directions; got {keep}")
-    return cca_similarity(_svd_reduce(X, keep), _svd_reduce(Y, keep), reg=reg)
+    if max_components is not None and (not isinstance(max_components, (int, np.integer)) or max_components < 1):
+        raise ValueError(f"max_components must be a positive int or None; got {max_components!r}")
+
+
+def svcca(X, Y, keep: float | int = 0.99, reg: float = 0.0, max_components: int | None = None) -> float:
+    """SVCCA (Raghu et al. 2017, arXiv:1706.05806): project each side on its top singular directions, then mean CCA.
+
+    ``keep`` in (0, 1] = fraction of variance kept (Raghu et al. keep 0.99); an int = number of
+    directions; ``max_components`` caps the number of directions (the chance level of the mean
+    canonical correlation grows like the square root of directions / samples: module docstring).
+    """
+    X, Y = _check_pair(X, Y, min_samples=3)
+    _check_keep(keep, max_components)
+    return cca_similarity(_svd_reduce(X, keep, max_components), _svd_reduce(Y, keep, max_components), reg=reg)
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,14 +345,13 @@ def linear_cka_matrix(reps: Sequence) -> np.ndarray:
     return np.clip(S, 0.0, 1.0)
 
 
-def cca_matrix(reps: Sequence, reg: float | None = None, squared: bool = False) -> np.ndarray:
+def cca_matrix(reps: Sequence, reg: float = 0.0, squared: bool = False) -> np.ndarray:
     """All-pairs :func:`cca_similarity`, whitening each representation once.
 
-    With ``reg=None`` the ridge is chosen once from the widest representation (so a matrix mixing
-    narrow and wide representations regularises all of them).
+    Unregularised (``reg=0``) needs every representation narrower than samples - 1.
     """
     arrs = _check_reps(reps, min_samples=3)
-    r = _auto_reg(arrs[0].shape[0], max(a.shape[1] for a in arrs), reg)
+    r = _check_reg(arrs[0].shape[0], max(a.shape[1] for a in arrs), reg)
     white = [_cca_whiten(a, r) for a in arrs]
     M = len(arrs)
     S = np.zeros((M, M))
@@ -342,10 +362,13 @@ def cca_matrix(reps: Sequence, reg: float | None = None, squared: bool = False) 
     return S
 
 
-def svcca_matrix(reps: Sequence, keep: float | int = 0.99, reg: float | None = None) -> np.ndarray:
+def svcca_matrix(
+    reps: Sequence, keep: float | int = 0.99, reg: float = 0.0, max_components: int | None = None
+) -> np.ndarray:
     """All-pairs :func:`svcca` (each representation SVD-reduced and whitened once)."""
     arrs = _check_reps(reps, min_samples=3)
-    return cca_matrix([_svd_reduce(a, keep) for a in arrs], reg=reg)
+    _check_keep(keep, max_components)
+    return cca_matrix([_svd_reduce(a, keep, max_components) for a in arrs], reg=reg)
 
 
 def rsa_matrix(reps: Sequence, rdm_kind: str = "euclidean", corr: str = "pearson") -> np.ndarray:
@@ -365,6 +388,41 @@ def rsa_matrix(reps: Sequence, rdm_kind: str = "euclidean", corr: str = "pearson
     return np.clip(S, 0.0, 1.0)
 
 
-def procrustes_matrix(reps: Sequence) -> np.ndarray:
-    """All-pairs :func:`procrustes_similarity`."""
-    return similarity_matrix(procrustes_similarity, reps)
+def _principal_factor(X: np.ndarray, tol: float) -> np.ndarray:
+    """``U_k S_k`` of the centred ``X``: its top principal directions, dropping the smallest ones that
+    together carry at most ``tol`` of the variance (``tol=0``: the centred data itself)."""
+    Xc = _centre(X)
+    if tol == 0:
+        return Xc
+    U, s, _ = np.linalg.svd(Xc, full_matrices=False)
+    tail = np.cumsum((s**2)[::-1])[::-1]  # tail[k] = variance in directions k, k+1, ...
+    k = max(1, int(np.sum(tail > tol * tail[0]))) if tail[0] > 0 else 1
+    return U[:, :k] * s[:k]
+
+
+def procrustes_matrix(reps: Sequence, tol: float = 0.0) -> np.ndarray:
+    r"""All-pairs :func:`procrustes_similarity`.
+
+    With ``tol > 0`` each representation keeps only its top principal directions, dropping those
+    that together carry at most a fraction ``tol`` of its variance (each side factored once; the
+    pair then costs an SVD of a :math:`k_X \times k_Y` matrix instead of :math:`p \times q`). Since
+    :math:`\|X_r^\top Y\|_* \le \|X_r\|_F \|Y\|_F`, every entry moves by at most
+    :math:`2\sqrt{\mathrm{tol}}` (the normalisation uses the full norms); ``tol = 1e-12`` keeps the
+    error below 2e-6, far below the float32 rounding of typical activations.
+    """
+    if not 0 <= tol < 1:
+        raise ValueError(f"tol must be a variance fraction in [0, 1); got {tol}")
+    arrs = _check_reps(reps)
+    if tol == 0:
+        return similarity_matrix(procrustes_similarity, arrs)
+    norms = [float(np.linalg.norm(_centre(a))) for a in arrs]
+    Z = [_principal_factor(a, tol) for a in arrs]
+    M = len(arrs)
+    S = np.zeros((M, M))
+    for i in range(M):
+        for j in range(i, M):
+            if norms[i] == 0 or norms[j] == 0:
+                continue
+            nuc = np.linalg.svd(Z[i].T @ Z[j], compute_uv=False).sum()
+            S[i, j] = S[j, i] = float(np.clip(nuc / (norms[i] * norms[j]), 0.0, 1.0))
+    return S

@@ -67,6 +67,7 @@ __all__ = [
     "msa_from_metrics",
     "msa_matrix",
     "msa_matrix_from_metrics",
+    "metric_isotropy",
 ]
 
 
@@ -160,6 +161,22 @@ def spectral_ratio(G1: torch.Tensor, G2: torch.Tensor, eps: float = DEFAULT_EPS)
         raise ValueError("metrics must be positive semi-definite; found a negative trace")
     d = _sr_from_whitened(_safe(A, trA), trA, _inv_chol(_safe(B, trB), "G2"), trB)
     return d.to(out_dtype)
+
+
+def metric_isotropy(G: torch.Tensor) -> torch.Tensor:
+    r"""Isotropy :math:`\sqrt{\lambda_{min}(G)/\lambda_{max}(G)} \in [0, 1]` of each metric ``[..., m, m]`` (float64).
+
+    Equals :math:`1 - d_{SR}(G, I)`, the spectral-ratio similarity to the Euclidean metric of the
+    chart: 1 = conformal (the layer stretches every direction alike), 0 = singular (some direction
+    collapsed). Two nearly isotropic metrics are close under :math:`d_{SR}` whatever their
+    orientations -- :math:`d_{SR}(G, G') \le 1 - \iota(G)\,\iota(G')` by the triangle inequality
+    of Hilbert's metric -- so the isotropy bounds how much MSA can tell two layers apart. The zero
+    metric has isotropy 0.
+    """
+    G = _check_metrics(G, "G").to(torch.float64)
+    lo, hi = _extreme_eigs(0.5 * (G + G.transpose(-1, -2)))
+    ratio = lo.clamp_min(0.0) / hi.clamp_min(torch.finfo(torch.float64).tiny)
+    return torch.where(hi > 0, ratio.clamp(0.0, 1.0).sqrt(), torch.zeros_like(hi))
 
 
 def _volume_weights(G1: torch.Tensor, G2: torch.Tensor, weights: torch.Tensor | None, volume: str) -> torch.Tensor:
