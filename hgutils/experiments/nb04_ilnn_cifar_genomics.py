@@ -796,9 +796,12 @@ def genomics_claims(
             paper_val = "not reported (motivation: hierarchical data)" if task == "synthetic" else "not reported"
         statement = f"{task}: ILNN's MCC well above the Euclidean CNN's"
         if task not in runs:
-            where = "needs the GUE CSVs" if task.startswith("gue") else "not run at this scale"
-            if task.startswith("teb") and task not in cfg.genomics_tasks:
-                where = "not in this preset (budget; the paper preset runs it)"
+            presets = [s for s in ILNNConfig.PRESETS if task in ILNNConfig.from_scale(s).genomics_tasks]
+            where = f"not run at this scale; in the {' and '.join(presets) or 'no'} preset(s)"
+            if task.startswith("gue"):
+                where = "needs the GUE CSVs"
+            elif task in cfg.genomics_tasks:
+                where = "no copy of the task found"
             claims.add(
                 key,
                 statement,
@@ -878,7 +881,8 @@ def plot_curves(ax: plt.Axes, runs: dict[int, dict[str, History]], metric: str, 
 
 def plot_init_diagnostics(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Three panels over the layers of each model (:func:`init_table`): p99 feature radius, fraction of
-    clamped PLFC logits, and gradient-to-weight norm ratio (log scale)."""
+    clamped PLFC logits (Lorentz-PLFC models only), and gradient-to-weight norm ratio (log scale); one
+    colour per model in every panel."""
     use_style()
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     panels = (
@@ -886,11 +890,12 @@ def plot_init_diagnostics(table: pd.DataFrame, title: str = "") -> plt.Figure:
         ("clamped", "clamped PLFC logits (fraction)", False),
         ("grad_ratio", "|grad W| / |W| at init", True),
     )
+    colours = {m: f"C{i}" for i, m in enumerate(dict.fromkeys(table["model"]))}  # one colour per model
     for ax, (col, label, logy) in zip(axes, panels):
         for model, df in table.groupby("model", sort=False):
             d = df.dropna(subset=[col])
             if len(d):
-                ax.plot(d["index"], d[col], marker=".", label=model)
+                ax.plot(d["index"], d[col], marker=".", color=colours[model], label=model)
         if logy:
             ax.set_yscale("log")
         ax.set_xlabel("layer (module order)")
@@ -898,6 +903,7 @@ def plot_init_diagnostics(table: pd.DataFrame, title: str = "") -> plt.Figure:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].axhline(5.0, color="grey", ls=":", lw=1)
     axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     return fig
