@@ -401,3 +401,13 @@ def test_initialisations_follow_the_reference_code():
     fc = LorentzFC(50, 40)
     assert float(fc.linear.weight.abs().max()) <= 0.02 and float(fc.linear.bias.abs().max()) == 0
     assert float(GyroLBN(4).s) == 0.5 and GyroLBN(4).dispersion == "frechet"
+
+
+def test_layer_logits_equal_the_manifold_hyperplane_distance():
+    from hgutils.nn.lorentz import _hyperplane_logits
+
+    g = torch.Generator().manual_seed(3)
+    for c in (1.0, 0.3):
+        x = points((50,), 6, c, max_time=30.0, dtype=D64)
+        z, a = torch.randn(4, 6, generator=g, dtype=D64), torch.randn(4, generator=g, dtype=D64)
+        assert torch.allclose(_hyperplane_logits(x, z, a, c), L.hyperplane_logits(x, z, a, c), atol=1e-10)
