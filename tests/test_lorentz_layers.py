@@ -411,3 +411,33 @@ def test_layer_logits_equal_the_manifold_hyperplane_distance():
         x = points((50,), 6, c, max_time=30.0, dtype=D64)
         z, a = torch.randn(4, 6, generator=g, dtype=D64), torch.randn(4, generator=g, dtype=D64)
         assert torch.allclose(_hyperplane_logits(x, z, a, c), L.hyperplane_logits(x, z, a, c), atol=1e-10)
+
+
+def test_fused_plfc_map_matches_its_formula_and_gradients():
+    from hgutils.nn.lorentz import plfc_from_logits
+
+    def reference(v, c, bp, vmax):  # the formula step by step, autograd through every op
+        sk = 1 / math.sqrt(c)
+        ys = sk * torch.sinh(v.clamp(-vmax, vmax) / sk)
+        if bp is None:
+            return space_to_lorentz(ys, c)
+        return L.gyroadd(space_to_lorentz(ys, c), bp.expand(*ys.shape[:-1], -1), c)
+
+    g = torch.Generator().manual_seed(0)
+    for c in (1.0, 0.4):
+        v = (3 * torch.randn(2, 7, 5, generator=g, dtype=D64)).requires_grad_()
+        with torch.no_grad():
+            v[0, 0, 0] = 12.0  # beyond the clamp: no gradient
+        bp = L.expmap0(F.pad(0.4 * torch.randn(5, generator=g, dtype=D64), (1, 0)), c).requires_grad_()
+        for b in (None, bp):
+            got, want = plfc_from_logits(v, c, b, 10.0), reference(v, c, b, 10.0)
+            assert torch.allclose(got, want, atol=1e-10)
+            w = torch.randn(got.shape, generator=g, dtype=D64)
+            gr = torch.autograd.grad((got * w).sum(), [v] + ([b] if b is not None else []))
+            wr = torch.autograd.grad((want * w).sum(), [v] + ([b] if b is not None else []))
+            assert all(torch.allclose(x, y, atol=1e-9) for x, y in zip(gr, wr))
+            assert float(gr[0][0, 0, 0]) == 0.0
+        fn = lambda t, b, c=c: plfc_from_logits(t, c, b, 10.0)  # noqa: E731
+        assert torch.autograd.gradcheck(fn, (v.detach().requires_grad_(), bp))
+    with pytest.raises(ValueError, match="bias_point"):
+        plfc_from_logits(v, 1.0, bp[None])
