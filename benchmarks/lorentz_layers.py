@@ -8,7 +8,9 @@
    width 16 and ~1.1-1.4x at 4096. Target here: PLFC <= 3x nn.Linear at width 256 on this CPU.
 2. Batch norms on ``[4096, 64]`` Lorentz points (forward+backward): GyroLBN (closed-form centroid),
    GyroBN-style (iterative Karcher mean), HCNN LBN (tangent-space), as ratios to GyroLBN.
-3. Time per epoch of the three ResNet flavours at the medium preset of notebook 04 (estimated
+3. ``hgutils.nn.lorentz.asinh`` (a composition of vectorised kernels) against ``torch.asinh`` on 2^20
+   float32 values, forward+backward: the reason the ILNN layers use their own.
+4. Time per epoch of the three ResNet flavours at the medium preset of notebook 04 (estimated
    from timed training steps x steps per epoch). Skipped by ``--quick``.
 
 All times are single-threaded CPU time of this process (see :func:`side_by_side`).
@@ -28,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from hgutils.manifolds import lorentz as L
-from hgutils.nn.lorentz import PLFC, GyroLBN
+from hgutils.nn.lorentz import PLFC, GyroLBN, asinh
 from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN, LorentzFC, PoincareLinear
 
 
@@ -93,6 +95,13 @@ def bn_table(n: int, d: int, reps: int) -> dict[str, float]:
     return {k: (v, v / t["GyroLBN"]) for k, v in t.items()}
 
 
+def asinh_table(reps: int, n: int = 2**20) -> dict[str, float]:
+    """CPU seconds of forward+backward of ``torch.asinh`` and :func:`hgutils.nn.lorentz.asinh`."""
+    x = (torch.randn(n) * 3).requires_grad_()
+    cases = {"torch.asinh": _timer(lambda: torch.asinh(x), True), "asinh": _timer(lambda: asinh(x), True)}
+    return side_by_side(cases, reps, 1)
+
+
 def resnet_epoch_times(reps: int) -> dict[str, float]:
     from hgutils.experiments.nb04_ilnn_cifar_genomics import ILNNConfig
     from hgutils.nn.resnets import resnet
@@ -142,6 +151,11 @@ def main() -> None:
     print("\nbatch norm fwd+bwd on [N, 64+1] points        CPU s     / GyroLBN")
     for k, (t, r) in bn.items():
         print(f"  {k:20s}                     {t:8.4f}   {r:6.2f}x")
+    at = asinh_table(3 if args.quick else 9)
+    print(
+        f"\nasinh fwd+bwd on 2^20 floats: torch.asinh {1e3 * at['torch.asinh']:.1f} ms, hgutils asinh "
+        f"{1e3 * at['asinh']:.1f} ms ({at['torch.asinh'] / at['asinh']:.1f}x)"
+    )
     if not args.quick:
         ep = resnet_epoch_times(3)
         print("\nResNet time per epoch at the medium preset (estimated from timed steps)")

@@ -1,43 +1,50 @@
-"""Notebook 04's experiment module: presets, dataset selection (CIFAR-10/100, GUE) and its stand-ins."""
+"""Notebook 04's driver: presets, dataset selection and protocols (CIFAR-10/100, TEB, GUE, stand-ins),
+the summaries over seeds and the claims' verdict logic (on hand-made histories)."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
-from hgutils.experiments.nb04_ilnn_cifar_genomics import (
-    GUE_TASKS,
-    PAPER_CIFAR,
-    PAPER_GENOMICS_MCC,
-    ILNNConfig,
-    genomics_task,
-    load_cifar,
-)
+from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
+from hgutils.nn.training import History
+from hgutils.repro import INCONCLUSIVE, Claims
 
 
-def test_presets_name_cifar100_and_gue_where_the_issue_asks() -> None:
-    assert ILNNConfig.from_scale("smoke").cifar_datasets == ("cifar10",)
-    assert ILNNConfig.from_scale("paper").cifar_datasets == ("cifar10", "cifar100")
-    for scale in ("medium", "paper"):
-        tasks = ILNNConfig.from_scale(scale).genomics_tasks
-        assert set(GUE_TASKS) <= set(tasks) and "synthetic" in tasks
-    # every quoted paper number belongs to a dataset/task the notebook can run
-    assert set(PAPER_CIFAR) == {"cifar10", "cifar100"}
-    assert set(GUE_TASKS) <= set(PAPER_GENOMICS_MCC)
-    for euc, ilnn in PAPER_GENOMICS_MCC.values():
+def test_presets_follow_the_issue_and_the_paper() -> None:
+    smoke, medium, paper = (ex.ILNNConfig.from_scale(s) for s in ("smoke", "medium", "paper"))
+    assert smoke.cifar_datasets == ("cifar10",) and paper.cifar_datasets == ("cifar10", "cifar100")
+    assert medium.n_seeds >= 3 and "teb/dna_cmc" in medium.genomics_tasks
+    assert set(ex.GUE_TASKS) <= set(paper.genomics_tasks) and "teb/processed_pseudogenes" in paper.genomics_tasks
+    assert paper.depth == 18 and paper.cifar_epochs == 200 and paper.cifar_schedule == "milestones"
+    assert (paper.fc_dim, paper.channels, paper.genomics_lr) == (528, 32, 8e-4)
+    for cfg in (smoke, medium, paper):  # the defaults follow the reference code / the paper at every scale
+        opts = ex.lorentz_options(cfg)
+        assert (opts.scale_direction, opts.plfc_init_std, opts.bn_dispersion) == ("multiply", 0.02, "frechet")
+    assert ex.lorentz_options(medium, "divide").scale_direction == "divide"
+    assert set(ex.GUE_TASKS) <= set(ex.PAPER_GENOMICS_MCC) and set(ex.PAPER_CIFAR) == {"cifar10", "cifar100"}
+    for euc, ilnn in ex.PAPER_GENOMICS_MCC.values():
         assert ilnn > euc  # the paper's claim: ILNN above Euclidean on every genomics task quoted
+    with pytest.raises(ValueError, match="cifar_ablations"):
+        ex.ILNNConfig.from_scale("smoke", cifar_ablations=("sqrt",))
+    with pytest.raises(ValueError, match="scale_direction"):
+        ex.ILNNConfig.from_scale("smoke", scale_direction="sqrt")
 
 
 def test_load_cifar_selects_dataset_and_falls_back_to_a_labelled_standin(tmp_path: Path) -> None:
-    cfg = ILNNConfig.from_scale("smoke", cifar_datasets=("cifar100",), cifar_train=40, cifar_test=20)
-    split = load_cifar(cfg, data_dir=str(tmp_path))  # empty folder: no CIFAR-100 copy
+    cfg = ex.ILNNConfig.from_scale("smoke", cifar_datasets=("cifar100",), cifar_train=40, cifar_test=20)
+    split = ex.load_cifar(cfg, data_dir=str(tmp_path))  # empty folder: no CIFAR-100 copy
     assert "STAND-IN" in split.source and split.x_train.shape[1:] == (3, 32, 32)
-    assert len(split.x_train) == 40 and len(split.x_test) == 20
+    assert len(split.x_train) == 40 and len(split.x_test) == 20 and split.chance == pytest.approx(0.1)
+    # channels standardised with the training subset's statistics
+    assert split.x_train.mean((0, 2, 3)).abs().max() < 1e-5
+    assert (split.x_train.std((0, 2, 3)) - 1).abs().max() < 1e-4
     with pytest.raises(ValueError, match="cifar10"):
-        load_cifar(cfg, data_dir=str(tmp_path), dataset="mnist")
+        ex.load_cifar(cfg, data_dir=str(tmp_path), dataset="mnist")
 
 
 def _write_gue(root: Path, task: str, category: str) -> None:
@@ -51,12 +58,120 @@ def _write_gue(root: Path, task: str, category: str) -> None:
         (folder / f"{split}.csv").write_text("\n".join(rows) + "\n")
 
 
-def test_genomics_task_reads_a_gue_copy_train_to_test(tmp_path: Path) -> None:
+def test_genomics_task_reads_a_gue_copy_with_its_validation_split(tmp_path: Path) -> None:
     _write_gue(tmp_path, "covid", "virus")
-    cfg = ILNNConfig.from_scale("smoke", max_len=32)
-    split = genomics_task(cfg, "gue/covid", data_dir=str(tmp_path))
-    assert split.protocol.startswith("gue/covid: train -> test")
+    cfg = ex.ILNNConfig.from_scale("smoke", max_len=32)
+    split = ex.genomics_task(cfg, "gue/covid", data_dir=str(tmp_path))
+    assert split.protocol.startswith("gue/covid: train -> train, valid -> validation, test -> test")
     assert split.x_train.shape == (40, 5, 32) and split.x_test.shape == (12, 5, 32)  # one-hot ACGTN, truncated
+    assert split.x_val.shape == (10, 5, 32) and len(split.y_val) == 10
     assert split.num_classes == 3 and torch.equal(split.y_train.unique(), torch.tensor([0, 1, 2]))
     with pytest.raises(FileNotFoundError, match="prom_core_tata"):  # the notebook skips such a task with a note
-        genomics_task(cfg, "gue/prom_core_tata", data_dir=str(tmp_path))
+        ex.genomics_task(cfg, "gue/prom_core_tata", data_dir=str(tmp_path))
+
+
+def test_teb_task_without_train_file_runs_the_labelled_reduced_protocol(tmp_path: Path) -> None:
+    rng = random.Random(1)
+    for split, n in (("valid", 50), ("test", 20)):
+        rows = ["seq,label,biotype"] + [
+            "".join(rng.choice("ACGT") for _ in range(20)) + f",{i % 2},pseudogene" for i in range(n)
+        ]
+        (tmp_path / f"{split}_processed_pseudogenes.csv").write_text("\n".join(rows) + "\n")
+    cfg = ex.ILNNConfig.from_scale("smoke", genomics_val_fraction=0.2)
+    split = ex.genomics_task(cfg, "teb/processed_pseudogenes", data_dir=str(tmp_path))
+    assert "REDUCED" in split.protocol
+    assert len(split.y_train) == 40 and len(split.y_val) == 10 and len(split.y_test) == 20
+    assert split.y_val.bincount().tolist() == [5, 5]  # stratified hold-out
+
+
+def test_synthetic_task_has_stratified_parts() -> None:
+    cfg = ex.ILNNConfig.from_scale("smoke")
+    s = ex.genomics_task(cfg, "synthetic")
+    n = 4 * cfg.synth_genes_per_family * cfg.synth_variants
+    assert len(s.y_train) + len(s.y_val) + len(s.y_test) == n and len(s.y_test) == n // 4
+    for part in (s.y_train, s.y_val, s.y_test):  # every family in every part, in equal numbers
+        counts = part.bincount(minlength=s.num_classes)
+        assert counts.min() == counts.max() > 0
+
+
+def _history(acc: list[float], mcc: list[float] | None = None, trained: bool = True) -> History:
+    final = 0.3 if trained else 2.3
+    mcc = mcc or acc
+    return History(
+        train_loss=[2.0] * len(acc),
+        test_acc=acc,
+        test_mcc=mcc,
+        val_mcc=mcc,
+        epoch_time=[1.0] * len(acc),
+        best_epoch=len(acc) - 1,
+        probe_before={"loss": 2.3, "accuracy": 0.1},
+        probe_after={"loss": final, "accuracy": 0.9 if trained else 0.1},
+    )
+
+
+def _runs(values: dict[str, list[float]], untrained: tuple[str, ...] = ()) -> dict[int, dict[str, History]]:
+    n = len(next(iter(values.values())))
+    return {s: {m: _history([0.1, v[s]], trained=m not in untrained) for m, v in values.items()} for s in range(n)}
+
+
+def test_summaries_over_seeds() -> None:
+    runs = _runs({"euclidean": [0.5, 0.6, 0.7], "ilnn": [0.4, 0.4, 0.4]})
+    summ = ex.seed_summary(runs)
+    assert summ.loc["euclidean", "mean"] == pytest.approx(60) and summ.loc["euclidean", "sd"] == pytest.approx(10)
+    assert summ.loc["ilnn", "n"] == 3
+    d = ex.mean_difference([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])
+    assert d["diff"] == pytest.approx(2.0) and d["se"] == pytest.approx(1 / np.sqrt(3))
+    assert np.isnan(ex.mean_difference([1.0], [0.0])["se"])
+    with pytest.raises(ValueError, match="one per seed"):
+        ex.mean_difference([1.0], [0.0, 1.0])
+    table = ex.results_table(runs)
+    assert table.loc["euclidean", "test acc (%)"] == "60.0 ± 10.0" and "selected epoch" in table
+
+
+def _verdicts(claims: Claims) -> dict[str, str]:
+    return {r.id: r.verdict for r in claims.rows}
+
+
+def test_cifar_claims_judge_speed_and_leave_the_200_epoch_order_untested() -> None:
+    cfg = ex.ILNNConfig.from_scale("medium")
+    data = ex.Split(torch.zeros(10, 3, 2, 2), torch.arange(10) % 10, torch.zeros(2), torch.zeros(2), 10, "CIFAR", "p")
+    runs = _runs({"euclidean": [0.40, 0.42, 0.41], "hcnn": [0.30, 0.31, 0.29], "ilnn": [0.35, 0.36, 0.34]})
+    c = Claims("04_ilnn_cifar_genomics", "medium")
+    ex.cifar_claims(c, "cifar10", runs, data, cfg, judge=True)
+    v = _verdicts(c)
+    assert v["cifar10_order"] == "not tested at this scale"
+    assert v["cifar10_speed_ilnn_vs_hcnn"] == "holds" and v["cifar10_speed_ilnn_vs_euclidean"] == "fails"
+    c2 = Claims("04_ilnn_cifar_genomics", "medium")  # a model that did not train makes the verdict inconclusive
+    ex.cifar_claims(c2, "cifar10", _runs({k: [0.4] * 3 for k in ex.FLAVOURS}, ("hcnn",)), data, cfg, judge=True)
+    assert _verdicts(c2)["cifar10_speed_ilnn_vs_hcnn"] == INCONCLUSIVE
+    assert _verdicts(c2)["cifar10_speed_ilnn_vs_euclidean"] == "holds"
+    c3 = Claims("04_ilnn_cifar_genomics", "smoke")
+    ex.cifar_claims(c3, "cifar10", runs, data, cfg, judge=False)
+    assert set(_verdicts(c3).values()) == {"not tested at this scale"}
+
+
+def test_genomics_claims_need_a_resolved_gain_and_name_untested_tasks() -> None:
+    cfg = ex.ILNNConfig.from_scale("medium")
+    data = ex.Split(torch.zeros(4, 5, 3), torch.tensor([0, 1, 0, 1]), torch.zeros(2), torch.zeros(2), 2, "TEB", "p")
+    clear = _runs({"euclidean": [0.60, 0.62, 0.61], "hcnn": [0.6] * 3, "ilnn": [0.70, 0.73, 0.71]})
+    noisy = _runs({"euclidean": [0.60, 0.70, 0.50], "hcnn": [0.6] * 3, "ilnn": [0.62, 0.61, 0.63]})
+    c = Claims("04_ilnn_cifar_genomics", "medium")
+    ex.genomics_claims(
+        c, {"teb/dna_cmc": clear, "synthetic": noisy}, {"teb/dna_cmc": data, "synthetic": data}, cfg, True
+    )
+    v = _verdicts(c)
+    assert v["genomics_dna_cmc"] == "holds"
+    assert v["genomics_synthetic_hierarchy"] == "fails"  # +2 points but within 2 se: not a resolved gain
+    assert v["genomics_covid"] == v["genomics_processed_pseudogenes"] == "not tested at this scale"
+    crit = {r.id: r.criterion for r in c.rows}
+    assert "GUE CSVs" in crit["genomics_covid"] and "in the paper preset" in crit["genomics_processed_pseudogenes"]
+
+
+def test_design_claims_on_the_defaults() -> None:
+    cfg = ex.ILNNConfig.from_scale("smoke", diag_batch=16)
+    data = ex.Split(torch.randn(16, 3, 32, 32), torch.arange(16) % 10, torch.zeros(2), torch.zeros(2), 10, "x", "p")
+    diag = {"CIFAR ResNet": ex.init_table(cfg, data, 0, {"ilnn": "ilnn", "old": "ilnn:earlier_defaults"})}
+    assert list(ex.init_summary(diag["CIFAR ResNet"]).index) == ["ilnn", "old"]
+    c = Claims("04_ilnn_cifar_genomics", "smoke")
+    ex.design_claims(c, ex.design_rule_checks(0), diag)
+    assert set(_verdicts(c).values()) == {"holds"}

@@ -8,6 +8,8 @@ import pytest
 import scipy.special
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hgutils.manifolds import lorentz as L
 from hgutils.nn.lorentz import (
@@ -22,6 +24,9 @@ from hgutils.nn.lorentz import (
     LorentzGlobalAvgPool,
     LorentzMLR,
     LorentzResidual,
+    asinh,
+    boost,
+    concat_factor,
     log_radius_concat,
     log_radius_scale,
     space_to_lorentz,
@@ -59,7 +64,8 @@ def layer_cases(c):
         ("PLFC", lambda: PLFC(6, 5, c), (16, 6)),
         ("GyroBias", lambda: GyroBias(6, c), (16, 6)),
         ("GyroLBN", lambda: GyroLBN(6, c), (16, 6)),
-        ("GyroLBN-sq", lambda: GyroLBN(6, c, dispersion="squared"), (16, 6)),
+        ("GyroLBN-mean", lambda: GyroLBN(6, c, dispersion="mean"), (16, 6)),
+        ("GyroLBN-ref", lambda: GyroLBN(6, c, dispersion="reference"), (16, 6)),
         ("GyroBN", lambda: GyroBN(6, c, iters=5), (16, 6)),
         ("LorentzBN", lambda: LorentzBN(6, c), (16, 6)),
         ("LorentzFC", lambda: LorentzFC(6, 5, c), (16, 6)),
@@ -68,6 +74,7 @@ def layer_cases(c):
         ("GAP", lambda: LorentzGlobalAvgPool(c), (2, 3, 3, 6)),
         ("Pool1d", lambda: LorentzAvgPool1d(2, c), (2, 6, 6)),
         ("Conv2d", lambda: LorentzConv2d(6, 4, 3, padding=1, c=c), (2, 4, 4, 6)),
+        ("Conv2d-div", lambda: LorentzConv2d(6, 4, 3, padding=1, c=c, scale_direction="divide"), (2, 4, 4, 6)),
         ("Conv2dHCNN", lambda: LorentzConv2dHCNN(6, 4, 3, padding=1, c=c), (2, 4, 4, 6)),
         ("Conv1d", lambda: LorentzConv1d(6, 4, 3, padding=1, c=c), (2, 7, 6)),
     ]
@@ -116,7 +123,8 @@ def test_gradcheck_float64():
         PLFC(3, 2, c),
         GyroBias(3, c),
         GyroLBN(3, c),
-        GyroLBN(3, c, dispersion="squared"),
+        GyroLBN(3, c, dispersion="mean"),
+        GyroLBN(3, c, dispersion="reference"),
         LorentzBN(3, c),
         LorentzFC(3, 2, c),
         LorentzMLR(3, 4, c),
@@ -159,12 +167,12 @@ def test_plfc_flat_limit_is_affine_map():
 
 
 def test_gyrolbn_flat_limit_is_isotropic_batch_norm():
-    """c -> 0, squared dispersion: y_s -> w + s (x_s - mean) / sqrt(mean ||x_s - mean||^2 + eps)."""
+    """c -> 0, Fréchet dispersion: y_s -> w + s (x_s - mean) / sqrt(mean ||x_s - mean||^2 + eps)."""
     torch.manual_seed(0)
     xs = torch.randn(32, 5, dtype=D64) * 2 + 1
     errs = []
     for c in (1e-3, 1e-5):
-        bn = GyroLBN(5, c, dispersion="squared", init_scale=0.8).double()
+        bn = GyroLBN(5, c, dispersion="frechet", init_scale=0.8).double()
         with torch.no_grad():
             bn.w.copy_(torch.randn(5))
         y = bn(space_to_lorentz(xs, c))
@@ -174,7 +182,7 @@ def test_gyrolbn_flat_limit_is_isotropic_batch_norm():
     assert errs[1] < 1e-3 and errs[1] < errs[0] / 30
 
 
-@pytest.mark.parametrize("dispersion", ["mean", "squared", "reference"])
+@pytest.mark.parametrize("dispersion", ["mean", "frechet", "reference"])
 def test_gyrolbn_training_statistics(dispersion):
     torch.manual_seed(0)
     c = 1.0
@@ -190,8 +198,8 @@ def test_gyrolbn_training_statistics(dispersion):
     d_out = L.dist(y, bias, c)
     if dispersion == "mean":
         assert abs(float(d_out.mean()) - 0.5) < 1e-6
-    elif dispersion == "squared":
-        assert abs(float((d_out**2).mean().sqrt()) - 0.5) < 1e-6
+    elif dispersion == "frechet":  # the output's Fréchet variance about its bias point is s^2
+        assert abs(float((d_out**2).mean()) - 0.25) < 1e-6
     else:  # reference code: s / sqrt(mean distance)
         assert abs(float(d_out.mean()) - 0.5 * float(d_in.mean()) ** 0.5) < 1e-5
     # gyro-scaling is not an isometry: the output centroid is the bias point only approximately
@@ -233,26 +241,31 @@ def test_log_radius_scale_and_concat_expected_log_radius():
     n, d, m = 9, 3, 200_000
     xs = torch.randn(m, n, d, generator=g, dtype=D64) * 0.7
     blocks = space_to_lorentz(xs)
-    cat = log_radius_concat(blocks)
-    single = xs[:, 0].norm(dim=-1).log().mean()
-    joined = cat[:, 1:].norm(dim=-1).log().mean()
-    naive = xs.reshape(m, n * d).norm(dim=-1).log().mean()
-    assert abs(float(joined - single)) < 0.01  # Monte-Carlo error ~ 3e-3
-    assert float(naive - single) > 0.5  # plain concatenation inflates the log radius by log s ≈ 0.6
-    assert_on_manifold(cat, 1.0)
+    single = float(xs[:, 0].norm(dim=-1).log().mean())
+    log_s = math.log(log_radius_scale(n, d))
+    # documented expected log radius, relative to one block: +2 log s / 0 / +log s (Monte-Carlo error ~3e-3)
+    for direction, shift in (("multiply", 2 * log_s), ("divide", 0.0), ("none", log_s)):
+        cat = log_radius_concat(blocks, direction=direction)
+        joined = float(cat[:, 1:].norm(dim=-1).log().mean())
+        assert abs(joined - single - shift) < 0.01, direction
+        assert_on_manifold(cat, 1.0)
+    assert log_s > 0.5  # the three expectations are far apart compared with the tolerance
+    assert concat_factor(n, d, "multiply") == pytest.approx(1 / concat_factor(n, d, "divide"))
+    with pytest.raises(ValueError, match="direction"):
+        concat_factor(n, d, "sqrt")
 
 
 def test_conv_equals_explicit_patch_route():
     torch.manual_seed(0)
     c = 0.5
     x = to_lorentz(torch.randn(2, 3, 6, 5, dtype=D64), c)
-    for stride, pad in [(1, 1), (2, 0)]:
-        conv = LorentzConv2d(3, 4, 3, stride, pad, c=c).double()
+    for (stride, pad), direction in zip([(1, 1), (2, 0)], ["multiply", "divide"]):
+        conv = LorentzConv2d(3, 4, 3, stride, pad, c=c, scale_direction=direction).double()
         perturb(conv)
         y = conv(x)
         p = F.unfold(x[..., 1:].permute(0, 3, 1, 2), 3, padding=pad, stride=stride)  # [B, C*9, Lp]
         blocks = space_to_lorentz(p.view(2, 3, 9, -1).permute(0, 3, 2, 1))  # [B, Lp, 9, C+1]
-        want = conv.fc(log_radius_concat(blocks, c)).view(y.shape)
+        want = conv.fc(log_radius_concat(blocks, c, direction)).view(y.shape)
         assert torch.allclose(y, want, atol=1e-10)
         hc = LorentzConv2dHCNN(3, 4, 3, stride, pad, c=c).double()
         perturb(hc)
@@ -304,3 +317,127 @@ def test_bad_input_raises():
         to_lorentz(torch.randn(2, 3), method="tangent")
     with pytest.raises(ValueError, match="dropout"):
         LorentzDropout(1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=1, max_size=40))
+def test_asinh_matches_torch_to_float32_precision(values):
+    x = torch.tensor(values, dtype=torch.float32)
+    ref = torch.asinh(x.double())
+    got = asinh(x).double()
+    assert torch.all((got - ref).abs() <= 3e-7 * ref.abs() + 1e-37)  # within 2 ulp, also near 0
+
+
+def test_asinh_gradient_and_extremes():
+    x = torch.linspace(-40, 40, 81, dtype=D64).requires_grad_()
+    assert torch.autograd.gradcheck(asinh, (x,))
+    assert torch.autograd.gradgradcheck(asinh, (x,))
+    big = torch.tensor([3e38, -3e38, 1e-30, 0.0])
+    assert torch.isfinite(asinh(big)).all() and float(asinh(big)[3]) == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(-3, 3, allow_nan=False), min_size=4, max_size=4),
+    st.lists(st.floats(-3, 3, allow_nan=False), min_size=4, max_size=4),
+    st.sampled_from([1.0, 0.3, 2.0]),
+)
+def test_boost_is_left_gyro_translation(a_tan, x_tan, c):
+    a = L.expmap0(torch.tensor([0.0, *a_tan], dtype=D64), c)
+    x = L.expmap0(torch.tensor([0.0, *x_tan], dtype=D64), c)
+    b = boost(a, c)
+    assert torch.allclose(b @ x, L.gyroadd(a, x, c), atol=1e-9 * float(a[0] * x[0]), rtol=1e-9)
+    assert torch.allclose(b @ L.origin(4, c, D64), a, atol=1e-12)
+    # a Lorentz transformation: it preserves the Minkowski form, B^T J B = J
+    j = torch.diag(torch.tensor([-1.0, 1, 1, 1, 1], dtype=D64))
+    assert torch.allclose(b.T @ j @ b, j, atol=1e-9 * float(a[0]) ** 2)
+    with pytest.raises(ValueError, match="one Lorentz point"):
+        boost(a[None], c)
+
+
+def _tangent_lbn(x, gamma, w, c, eps, stat="mean"):
+    """Tangent-space batch norm written with exp/log/transport (the HCNN formulation)."""
+    o = L.origin(x.shape[-1] - 1, c, x.dtype)
+    mu = L.centroid(x, c)
+    u = L.transp(mu.expand_as(x), o.expand_as(x), L.logmap(mu.expand_as(x), x, c), c)
+    d = u[:, 1:].norm(dim=-1)
+    scale = gamma / (d.mean() + eps) if stat == "mean" else gamma / torch.sqrt((d * d).mean() + eps)
+    beta = L.expmap0(F.pad(w, (1, 0)), c).expand_as(x)
+    return L.expmap(beta, L.transp(o.expand_as(x), beta, scale * u, c), c)
+
+
+@pytest.mark.parametrize("c", [1.0, 0.4])
+def test_lbn_and_gyrolbn_match_the_tangent_space_route(c):
+    x = points((96,), 5, c, max_time=8.0, dtype=D64)
+    x = L.gyroadd(L.expmap0(torch.tensor([0, 0.8, -0.3, 0.1, 0, 0.2], dtype=D64), c).expand_as(x), x, c)
+    w = torch.tensor([0.2, -0.1, 0.3, 0.0, 0.1], dtype=D64)
+    lbn = LorentzBN(5, c).double()
+    with torch.no_grad():
+        lbn.w.copy_(w)
+        lbn.gamma.fill_(0.7)
+    assert torch.allclose(lbn(x), _tangent_lbn(x, 0.7, w, c, lbn.eps), atol=1e-9)
+    # GyroLBN "mean" mode is LBN with gamma = s; "frechet" mode normalises by the RMS distance instead
+    for disp, stat in (("mean", "mean"), ("frechet", "rms")):
+        g = GyroLBN(5, c, dispersion=disp, init_scale=0.7, eps=1e-5).double()
+        with torch.no_grad():
+            g.w.copy_(w)
+            g.s.fill_(0.7)
+        assert torch.allclose(g(x), _tangent_lbn(x, 0.7, w, c, 1e-5, stat), atol=1e-9), disp
+    g = GyroLBN(5, c, dispersion="frechet", init_scale=0.7).double()
+    assert float((g(x) - lbn(x)).abs().max()) > 1e-3  # the statistic matters
+
+
+def test_initialisations_follow_the_reference_code():
+    torch.manual_seed(0)
+    assert float(PLFC(400, 300).z.std()) == pytest.approx(0.02, rel=0.02)
+    assert float(PLFC(400, 300, init_std=None).z.std()) == pytest.approx(400**-0.5, rel=0.02)
+    conv = LorentzConv2d(16, 32, 3)
+    assert float(conv.fc.z.std()) == pytest.approx(0.02, rel=0.05) and conv.scale_direction == "multiply"
+    hc = LorentzConv2dHCNN(16, 32, 3)
+    bound = math.sqrt(2 / (16 * 9))
+    assert float(hc.weight.abs().max()) <= bound and float(hc.weight.abs().max()) > 0.95 * bound
+    mlr = LorentzMLR(64, 10)
+    assert float(mlr.z.abs().max()) <= 1 / 8 and float(mlr.a.abs().max()) <= 1 / 8 and float(mlr.a.abs().max()) > 0
+    fc = LorentzFC(50, 40)
+    assert float(fc.linear.weight.abs().max()) <= 0.02 and float(fc.linear.bias.abs().max()) == 0
+    assert float(GyroLBN(4).s) == 0.5 and GyroLBN(4).dispersion == "frechet"
+
+
+def test_layer_logits_equal_the_manifold_hyperplane_distance():
+    from hgutils.nn.lorentz import _hyperplane_logits
+
+    g = torch.Generator().manual_seed(3)
+    for c in (1.0, 0.3):
+        x = points((50,), 6, c, max_time=30.0, dtype=D64)
+        z, a = torch.randn(4, 6, generator=g, dtype=D64), torch.randn(4, generator=g, dtype=D64)
+        assert torch.allclose(_hyperplane_logits(x, z, a, c), L.hyperplane_logits(x, z, a, c), atol=1e-10)
+
+
+def test_fused_plfc_map_matches_its_formula_and_gradients():
+    from hgutils.nn.lorentz import plfc_from_logits
+
+    def reference(v, c, bp, vmax):  # the formula step by step, autograd through every op
+        sk = 1 / math.sqrt(c)
+        ys = sk * torch.sinh(v.clamp(-vmax, vmax) / sk)
+        if bp is None:
+            return space_to_lorentz(ys, c)
+        return L.gyroadd(space_to_lorentz(ys, c), bp.expand(*ys.shape[:-1], -1), c)
+
+    g = torch.Generator().manual_seed(0)
+    for c in (1.0, 0.4):
+        v = (3 * torch.randn(2, 7, 5, generator=g, dtype=D64)).requires_grad_()
+        with torch.no_grad():
+            v[0, 0, 0] = 12.0  # beyond the clamp: no gradient
+        bp = L.expmap0(F.pad(0.4 * torch.randn(5, generator=g, dtype=D64), (1, 0)), c).requires_grad_()
+        for b in (None, bp):
+            got, want = plfc_from_logits(v, c, b, 10.0), reference(v, c, b, 10.0)
+            assert torch.allclose(got, want, atol=1e-10)
+            w = torch.randn(got.shape, generator=g, dtype=D64)
+            gr = torch.autograd.grad((got * w).sum(), [v] + ([b] if b is not None else []))
+            wr = torch.autograd.grad((want * w).sum(), [v] + ([b] if b is not None else []))
+            assert all(torch.allclose(x, y, atol=1e-9) for x, y in zip(gr, wr))
+            assert float(gr[0][0, 0, 0]) == 0.0
+        fn = lambda t, b, c=c: plfc_from_logits(t, c, b, 10.0)  # noqa: E731
+        assert torch.autograd.gradcheck(fn, (v.detach().requires_grad_(), bp))
+    with pytest.raises(ValueError, match="bias_point"):
+        plfc_from_logits(v, 1.0, bp[None])

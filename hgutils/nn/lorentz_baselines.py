@@ -24,7 +24,16 @@ from torch import nn
 
 from hgutils.manifolds import lorentz as L
 from hgutils.manifolds.numerics import clamp_pos
-from hgutils.nn.lorentz import GyroLBN, _check_features, _conv2d, _pair, _sk, space_to_lorentz
+from hgutils.nn.lorentz import (
+    GyroLBN,
+    _centred_polar,
+    _check_features,
+    _conv2d,
+    _pair,
+    _rescale_and_bias,
+    _sk,
+    space_to_lorentz,
+)
 
 __all__ = [
     "LorentzFC",
@@ -39,13 +48,20 @@ __all__ = [
 
 class LorentzFC(nn.Module):
     r"""HCNN Lorentz fully connected: :math:`y_s = W x + b` over the full vector ``x = (x_t, x_s)``,
-    :math:`y_t = \sqrt{\|y_s\|^2 + k}`. ``[..., in+1] → [..., out+1]``."""
+    :math:`y_t = \sqrt{\|y_s\|^2 + k}`. ``[..., in+1] → [..., out+1]``. Init as in the HCNN
+    reference code: :math:`W` uniform in :math:`\pm` ``init_bound`` (0.02), :math:`b = 0`."""
 
-    def __init__(self, in_features: int, out_features: int, c: float = 1.0, bias: bool = True) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, c: float = 1.0, bias: bool = True, init_bound: float = 0.02
+    ) -> None:
         super().__init__()
         _sk(c)
         self.in_features, self.out_features, self.c = in_features, out_features, c
         self.linear = nn.Linear(in_features + 1, out_features, bias=bias)
+        with torch.no_grad():
+            self.linear.weight.uniform_(-init_bound, init_bound)
+            if bias:
+                self.linear.bias.zero_()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_features(x, self.in_features, "LorentzFC")
@@ -55,7 +71,9 @@ class LorentzFC(nn.Module):
 class LorentzConv2dHCNN(nn.Module):
     r"""HCNN Lorentz convolution: patches joined by direct concatenation (space parts stacked,
     :math:`t = \sqrt{k + \sum_i \|x_{i,s}\|^2}`), then :class:`LorentzFC` on ``[t, patch_s]``.
-    Computed with ``conv2d`` (kernel on the space part + a time weight on the patch time)."""
+    Computed with ``conv2d`` (kernel on the space part + a time weight on the patch time). Init as in
+    the HCNN reference code: weights and bias uniform in :math:`\pm\sqrt{2/\text{fan-in}}`
+    (fan-in = in space channels x kernel size)."""
 
     def __init__(
         self,
@@ -72,10 +90,10 @@ class LorentzConv2dHCNN(nn.Module):
         self.in_channels, self.out_channels, self.c = in_channels, out_channels, c
         self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
         kh, kw = self.kernel_size
-        self.weight = nn.Parameter(torch.empty(out_channels, in_channels, kh, kw))
-        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        self.w_time = nn.Parameter(torch.zeros(out_channels))
-        self.bias = nn.Parameter(torch.zeros(out_channels)) if bias else None
+        bound = math.sqrt(2.0 / (in_channels * kh * kw))
+        self.weight = nn.Parameter(torch.empty(out_channels, in_channels, kh, kw).uniform_(-bound, bound))
+        self.w_time = nn.Parameter(torch.empty(out_channels).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.empty(out_channels).uniform_(-bound, bound)) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 4:
@@ -116,11 +134,15 @@ class LorentzConv1dHCNN(nn.Module):
 
 
 class LorentzBN(nn.Module):
-    r"""HCNN Lorentz batch norm (tangent-space normalisation).
+    r"""HCNN Lorentz batch norm (tangent-space normalisation; Bdeir et al. 2024, arXiv:2303.15919, §4.3).
 
     :math:`\mu` = centroid, :math:`u_i = PT_{\mu\to o}(\log_\mu x_i)`, :math:`\sigma = \overline{\|u_i\|}`,
     :math:`y_i = \exp_\beta(PT_{o\to\beta}(\gamma u_i / (\sigma + \epsilon)))` with
     :math:`\beta = \exp_o((0, w))`. Running mean along the geodesic, running :math:`\sigma` by EMA.
+
+    Computed with the identities :math:`\exp_o(PT_{\mu\to o}\log_\mu x) = (\ominus\mu)\oplus x` and
+    :math:`\exp_\beta(PT_{o\to\beta}u) = \beta\oplus\exp_o(u)`, gyro-translations being Lorentz boosts
+    (:func:`hgutils.nn.lorentz.boost`; the tests check the result against the tangent-space route).
     """
 
     def __init__(self, num_features: int, c: float = 1.0, momentum: float = 0.1, eps: float = 1e-5) -> None:
@@ -134,24 +156,22 @@ class LorentzBN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_features(x, self.num_features, "LorentzBN")
+        sk = _sk(self.c)
         flat = x.reshape(-1, x.shape[-1])
-        o = L.origin(self.num_features, self.c, dtype=x.dtype, device=x.device)
         if self.training:
             mu = L.centroid(flat, self.c)
-            u = L.transp(mu.expand_as(flat), o.expand_as(flat), L.logmap(mu.expand_as(flat), flat, self.c), self.c)
-            sigma = u[:, 1:].norm(dim=-1).mean()
+            cs, n, th = _centred_polar(flat, mu, self.c)
+            sigma = (sk * th).mean()
             with torch.no_grad():
                 rm = self.running_mean.to(x.dtype)
                 new = L.expmap(rm, self.momentum * L.logmap(rm, mu.detach(), self.c), self.c)
                 self.running_mean.copy_(L.project(new, self.c))
                 self.running_var.mul_(1 - self.momentum).add_(self.momentum * sigma.detach())
         else:
-            mu, sigma = self.running_mean.to(x.dtype), self.running_var.to(x.dtype)
-            u = L.transp(mu.expand_as(flat), o.expand_as(flat), L.logmap(mu.expand_as(flat), flat, self.c), self.c)
-        u = self.gamma * u / (sigma + self.eps)
-        beta = L.expmap0(F.pad(self.w, (1, 0)), self.c).to(x.dtype).expand_as(flat)
-        y = L.expmap(beta, L.transp(o.expand_as(flat), beta, u, self.c), self.c)
-        return L.project(y, self.c).reshape(x.shape)
+            cs, n, th = _centred_polar(flat, self.running_mean.to(x.dtype), self.c)
+            sigma = self.running_var.to(x.dtype)
+        beta = L.expmap0(F.pad(self.w, (1, 0)), self.c).to(x.dtype)
+        return _rescale_and_bias(cs, n, th, self.gamma / (sigma + self.eps), beta, self.c).reshape(x.shape)
 
 
 def karcher_mean(x: torch.Tensor, c: float = 1.0, iters: int = 50, tol: float = 1e-6) -> torch.Tensor:
@@ -184,7 +204,7 @@ class GyroBN(GyroLBN):
         tol: float = 1e-6,
         stats_dtype: torch.dtype | None = torch.float64,
     ) -> None:
-        super().__init__(num_features, c, momentum, eps, "squared", init_scale, stats_dtype)  # noqa: B026
+        super().__init__(num_features, c, momentum, eps, "frechet", init_scale, stats_dtype)  # noqa: B026
         self.iters, self.tol = iters, tol
 
     def batch_mean(self, flat: torch.Tensor) -> torch.Tensor:

@@ -5,12 +5,15 @@ r"""Training and evaluation for the ILNN comparison: recipes, augmentation, loop
 * :func:`make_optimizer` -- geoopt ``RiemannianSGD`` / ``RiemannianAdam`` (every parameter of the
   hgutils layers is Euclidean -- Lorentz biases are tangent vectors at the origin -- so these act as
   their Euclidean counterparts; they stay the paper's optimizers should a ``ManifoldParameter`` be used).
-* :class:`Recipe` -- the paper's recipes: :data:`VISION_RECIPE` (RSGD lr 0.1, momentum 0.9, nesterov,
-  wd 5e-4, milestones [60, 120, 160], gamma 0.2, batch 128, 200 epochs) and :data:`GENOMICS_RECIPE`
-  (RAdam lr 8e-4, wd 5e-3, milestones [100, 130], batch 256, 150 epochs). Shorter runs rescale the
-  milestones proportionally (:meth:`Recipe.scaled`).
-* :func:`train_classifier` -- epochs of minibatch SGD with per-epoch evaluation, wall-clock time per
-  epoch, optional resumable checkpoints (:func:`hgutils.repro.save_checked`).
+* :class:`Recipe` -- optimiser and learning-rate schedule: the paper's recipes :data:`VISION_RECIPE`
+  (RSGD lr 0.1, momentum 0.9, nesterov, wd 5e-4, milestones [60, 120, 160], gamma 0.2, batch 128,
+  200 epochs; HCNN arXiv:2303.15919 and ILNN arXiv:2602.23981 share it) and :data:`GENOMICS_RECIPE`
+  (RAdam lr 8e-4, wd 5e-3, milestones [100, 130], gamma 0.1, batch 256, 150 epochs). Shorter runs
+  rescale the milestones proportionally (:meth:`Recipe.scaled`) or use another ``schedule``
+  (:data:`SCHEDULES`: one late decay, cosine); :func:`make_scheduler` builds it.
+* :class:`ClassifierTask` / :func:`train_classifier` -- epochs of minibatch training through
+  :func:`hgutils.train.train` with per-epoch evaluation on a validation split (best-epoch
+  selection, optional early stopping) and on the test split, resumable checkpoints.
 * :func:`mcc` -- multiclass Matthews correlation (Gorodkin's R_K), checked against scikit-learn.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -30,10 +34,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from hgutils.repro import config_hash
-from hgutils.train import Budget, TrainTask, train
+from hgutils.train import Budget, GateResult, LearnabilityGate, TrainTask, train
 
 __all__ = [
+    "SCHEDULES",
     "Recipe",
+    "make_scheduler",
     "VISION_RECIPE",
     "GENOMICS_RECIPE",
     "random_crop_flip",
@@ -49,9 +55,16 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
+#: Learning-rate schedules of a :class:`Recipe`:
+#: ``"milestones"`` -- multiply by ``gamma`` at each epoch in ``milestones`` (the papers');
+#: ``"late_decay"`` -- constant, then one multiplication by ``gamma`` after ``decay_at`` of the epochs;
+#: ``"cosine"`` -- cosine annealing from ``lr`` to 0 over the run.
+SCHEDULES: tuple[str, ...] = ("milestones", "late_decay", "cosine")
+
+
 @dataclass(frozen=True)
 class Recipe:
-    """Optimiser and schedule of one training protocol."""
+    """Optimiser and schedule of one training protocol (``schedule`` in :data:`SCHEDULES`)."""
 
     optimizer: str = "rsgd"  # "rsgd" (RiemannianSGD) | "radam" (RiemannianAdam)
     lr: float = 0.1
@@ -62,9 +75,25 @@ class Recipe:
     gamma: float = 0.2
     epochs: int = 200
     batch_size: int = 128
+    schedule: str = "milestones"
+    decay_at: float = 0.8  # "late_decay": fraction of the epochs at constant lr
 
-    def scaled(self, epochs: int, batch_size: int | None = None, lr: float | None = None) -> Recipe:
-        """Same recipe for ``epochs`` epochs, milestones at the same fractions of training."""
+    def __post_init__(self) -> None:
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}; got {self.schedule!r}")
+        if not 0.0 < self.decay_at <= 1.0:
+            raise ValueError(f"decay_at must be in (0, 1]; got {self.decay_at}")
+
+    def scaled(
+        self,
+        epochs: int,
+        batch_size: int | None = None,
+        lr: float | None = None,
+        schedule: str | None = None,
+        weight_decay: float | None = None,
+    ) -> Recipe:
+        """Same recipe for ``epochs`` epochs, milestones at the same fractions of training; optionally
+        another batch size, learning rate, schedule or weight decay."""
         ms = tuple(
             sorted(
                 {
@@ -75,8 +104,32 @@ class Recipe:
             )
         )
         return dataclasses.replace(
-            self, epochs=epochs, milestones=ms, batch_size=batch_size or self.batch_size, lr=lr or self.lr
+            self,
+            epochs=epochs,
+            milestones=ms,
+            batch_size=batch_size or self.batch_size,
+            lr=lr or self.lr,
+            schedule=schedule or self.schedule,
+            weight_decay=self.weight_decay if weight_decay is None else weight_decay,
         )
+
+    def lr_at(self, epoch: int) -> float:
+        """The learning rate used during epoch ``epoch`` (0-based)."""
+        if self.schedule == "milestones":
+            return self.lr * self.gamma ** sum(epoch >= m for m in self.milestones)
+        if self.schedule == "late_decay":
+            return self.lr * (self.gamma if epoch >= self.decay_epoch() else 1.0)
+        return self.lr * 0.5 * (1 + math.cos(math.pi * epoch / self.epochs))
+
+    def decay_epoch(self) -> int:
+        """``"late_decay"``: the first epoch at the decayed rate (at least 1, at most ``epochs``)."""
+        return min(self.epochs, max(1, round(self.decay_at * self.epochs)))
+
+
+def make_scheduler(opt: torch.optim.Optimizer, recipe: Recipe) -> torch.optim.lr_scheduler.LRScheduler:
+    """The per-epoch scheduler of ``recipe`` (stepped once after every epoch): the learning rate of
+    epoch ``e`` is :meth:`Recipe.lr_at` ``(e)``."""
+    return torch.optim.lr_scheduler.LambdaLR(opt, lambda e: recipe.lr_at(e) / recipe.lr)
 
 
 VISION_RECIPE = Recipe()
@@ -207,16 +260,40 @@ def recalibrate_bn(
 
 @dataclass
 class History:
-    """Per-epoch record of one training run."""
+    """Per-epoch record of one training run, and which epoch's weights it ended with.
+
+    ``best_epoch`` is the epoch selected on the validation split (the run ends with its weights), or
+    the last epoch when there is no validation split; :meth:`final` reads a curve at that epoch.
+    """
 
     train_loss: list[float] = field(default_factory=list)
     train_acc: list[float] = field(default_factory=list)
+    val_acc: list[float] = field(default_factory=list)
+    val_mcc: list[float] = field(default_factory=list)
     test_acc: list[float] = field(default_factory=list)
     test_mcc: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)  # learning rate of each epoch
     epoch_time: list[float] = field(default_factory=list)  # seconds of training per epoch (wall clock)
     nonfinite_steps: int = 0  # steps skipped for a non-finite loss
+    best_epoch: int = -1  # 0-based epoch whose weights the run ended with
+    stopped: str = ""  # why training stopped (epoch budget, early stopping)
     probe_before: dict = field(default_factory=dict)  # training loss/accuracy before the first step
-    probe_after: dict = field(default_factory=dict)  # ... and after the last (the learnability check)
+    probe_after: dict = field(default_factory=dict)  # ... and of the final weights (the learnability check)
+
+    def final(self, metric: str = "test_acc") -> float:
+        """``metric`` at :attr:`best_epoch` (the weights the run ended with)."""
+        curve = getattr(self, metric)
+        if not curve:
+            raise ValueError(f"History has no {metric!r} values")
+        return curve[self.best_epoch if self.best_epoch >= 0 else -1]
+
+    def gate(self, chance: float, gate: LearnabilityGate | None = None) -> GateResult:
+        """The learnability check (:class:`hgutils.train.LearnabilityGate`) of this run's probes."""
+        if "loss" not in self.probe_before or "loss" not in self.probe_after:
+            raise ValueError("the learnability check needs probe_before and probe_after losses")
+        return (gate or LearnabilityGate()).check(
+            self.probe_before["loss"], self.probe_after["loss"], self.probe_after.get("accuracy"), chance
+        )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -229,11 +306,13 @@ class ClassifierTask(TrainTask):
     for augmentation); one step = cross-entropy, backward, the recipe's optimiser (a step with a
     non-finite loss is skipped and counted); after each epoch the scheduler steps, the batch-norm
     statistics are re-estimated on ``bn_recalibration`` training batches (:func:`recalibrate_bn`;
-    0 disables), and the held-out split is evaluated (accuracy and MCC, reported as ``test_*``: the
-    paper's protocol reports the test accuracy of the final epoch, no early stopping).
+    0 disables), and the validation split (if given) and the test split are evaluated (accuracy and
+    MCC, history columns ``val_*`` / ``test_*``). With a validation split the score is its ``select``
+    metric (``"acc"`` or ``"mcc"``): :func:`hgutils.train.train` keeps the best epoch's weights
+    (and stops early with a ``patience``); without one there is no selection (the final epoch counts).
     """
 
-    eval_prefix = "test_"
+    eval_prefix = ""
 
     def __init__(
         self,
@@ -244,6 +323,9 @@ class ClassifierTask(TrainTask):
         y_test: torch.Tensor,
         recipe: Recipe,
         *,
+        x_val: torch.Tensor | None = None,
+        y_val: torch.Tensor | None = None,
+        select: str = "acc",
         augment: bool = False,
         seed: int = 0,
         device: str = "cpu",
@@ -252,13 +334,18 @@ class ClassifierTask(TrainTask):
     ) -> None:
         if len(x_train) != len(y_train) or len(x_test) != len(y_test):
             raise ValueError("inputs and labels must have the same length")
+        if (x_val is None) != (y_val is None) or (x_val is not None and len(x_val) != len(y_val)):
+            raise ValueError("give both x_val and y_val (of the same length) or neither")
+        if select not in ("acc", "mcc"):
+            raise ValueError(f"select must be 'acc' or 'mcc'; got {select!r}")
         self.model, self.recipe, self.augment, self.device = model, recipe, augment, device
         self.x_train, self.y_train, self.x_test, self.y_test = x_train, y_train, x_test, y_test
+        self.x_val, self.y_val, self.select = x_val, y_val, select
         self.eval_batch_size, self.bn_recalibration = eval_batch_size, bn_recalibration
         self.gen = torch.Generator().manual_seed(seed)
         model.to(device)
         self.opt = make_optimizer(model, recipe)
-        self.sched = torch.optim.lr_scheduler.MultiStepLR(self.opt, list(recipe.milestones), recipe.gamma)
+        self.sched = make_scheduler(self.opt, recipe)
         n, bs = len(y_train), recipe.batch_size
         self.steps_per_epoch = sum(1 for i in range(0, n, bs) if min(bs, n - i) >= 2)
         self.nonfinite_steps = 0
@@ -292,14 +379,31 @@ class ClassifierTask(TrainTask):
         }
 
     def end_epoch(self, epoch: int, sums: dict[str, float], n_steps: int) -> dict[str, float]:
+        lr = float(self.opt.param_groups[0]["lr"])
         self.sched.step()
         recalibrate_bn(self.model, self.x_train, self.recipe.batch_size, self.bn_recalibration, self.gen, self.device)
         seen = max(sums.get("seen", 0), 1)
-        return {"train_loss": sums.get("loss_sum", 0.0) / seen, "train_acc": sums.get("correct", 0) / seen}
+        return {"train_loss": sums.get("loss_sum", 0.0) / seen, "train_acc": sums.get("correct", 0) / seen, "lr": lr}
+
+    def _scores(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+        acc, _, pred = evaluate(self.model, x, y, self.eval_batch_size, self.device)
+        return acc, mcc(y, pred)
 
     def evaluate(self) -> dict[str, float]:
-        acc, _, pred = evaluate(self.model, self.x_test, self.y_test, self.eval_batch_size, self.device)
-        return {"acc": acc, "mcc": mcc(self.y_test, pred)}
+        out = {}
+        if self.x_val is not None:
+            out["val_acc"], out["val_mcc"] = self._scores(self.x_val, self.y_val)
+        out["test_acc"], out["test_mcc"] = self._scores(self.x_test, self.y_test)
+        return out
+
+    def score(self, metrics: dict[str, float]) -> float | None:
+        return metrics.get(f"val_{self.select}") if self.x_val is not None else None
+
+    def snapshot(self) -> dict:
+        return copy.deepcopy(self.model.state_dict())
+
+    def restore(self, snapshot: dict) -> None:
+        self.model.load_state_dict(snapshot)
 
     def probe(self, size: int = 512) -> dict[str, float]:
         """Cross-entropy and accuracy on the first ``size`` training examples (no augmentation), in
@@ -338,6 +442,10 @@ def train_classifier(
     y_test: torch.Tensor,
     recipe: Recipe,
     *,
+    x_val: torch.Tensor | None = None,
+    y_val: torch.Tensor | None = None,
+    select: str = "acc",
+    patience: int | None = None,
     augment: bool = False,
     seed: int = 0,
     device: str = "cpu",
@@ -348,9 +456,10 @@ def train_classifier(
 ) -> History:
     """Train ``model`` with ``recipe`` as a :class:`ClassifierTask` through :func:`hgutils.train.train`.
 
-    Runs are reproducible (one seeded generator for batches and augmentation). With ``checkpoint``,
-    the state is saved after each epoch (atomic, checksummed) and a rerun resumes from the last epoch.
-    Returns the per-epoch :class:`History`.
+    Runs are reproducible (one seeded generator for batches and augmentation). With a validation
+    split the run ends with the weights of its best epoch on the ``select`` metric (stopping after
+    ``patience`` epochs without improvement, if given). With ``checkpoint``, the state is saved after
+    each epoch (atomic, checksummed) and a rerun resumes from the last epoch. Returns the :class:`History`.
     """
     task = ClassifierTask(
         model,
@@ -359,6 +468,9 @@ def train_classifier(
         x_test,
         y_test,
         recipe,
+        x_val=x_val,
+        y_val=y_val,
+        select=select,
         augment=augment,
         seed=seed,
         device=device,
@@ -366,16 +478,30 @@ def train_classifier(
         bn_recalibration=bn_recalibration,
     )
     key = config_hash(
-        {"recipe": asdict(recipe), "model": type(model).__name__, "n": len(y_train), "augment": augment, "seed": seed}
+        {
+            "recipe": asdict(recipe),
+            "model": type(model).__name__,
+            "n": len(y_train),
+            "n_val": 0 if y_val is None else len(y_val),
+            "select": select,
+            "augment": augment,
+            "seed": seed,
+        }
     )
-    tl = train(task, Budget(epochs=recipe.epochs), checkpoint=checkpoint, key=key, desc=desc)
+    budget = Budget(epochs=recipe.epochs, patience=patience if x_val is not None else None)
+    tl = train(task, budget, checkpoint=checkpoint, key=key, desc=desc)
     return History(
         train_loss=tl.curve("train_loss"),
         train_acc=tl.curve("train_acc"),
+        val_acc=tl.curve("val_acc") if x_val is not None else [],
+        val_mcc=tl.curve("val_mcc") if x_val is not None else [],
         test_acc=tl.curve("test_acc"),
         test_mcc=tl.curve("test_mcc"),
+        lr=tl.curve("lr"),
         epoch_time=list(tl.train_seconds),
         nonfinite_steps=task.nonfinite_steps,
+        best_epoch=tl.best_epoch if tl.best_epoch >= 0 else len(tl.history) - 1,
+        stopped=tl.stopped,
         probe_before=tl.initial,
         probe_after=tl.final,
     )
