@@ -17,362 +17,302 @@
 # # 04 · Intrinsic Lorentz neural networks: Lorentz ResNets on CIFAR and Lorentz CNNs on DNA
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/04_ilnn_cifar_genomics.ipynb) (smoke preset)
+# **Medium-scale run:** [04_ilnn_cifar_genomics.ipynb](../results/medium/04_ilnn_cifar_genomics.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/04_ilnn_cifar_genomics.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
-# **Paper.** *Intrinsic Lorentz Neural Network* (ILNN), ICLR 2026, arXiv:2602.23981 (summary in
-# `shared/papers/ilnn_intrinsic-lorentz-nn.txt`; formulas and recipes in REFERENCE §2).
+# **Paper.** Shi, Chen, Jiang & Sebe, *Intrinsic Lorentz Neural Network* (ILNN), ICLR 2026, arXiv:2602.23981;
+# reference code github.com/Longchentong/ILNN (MIT). Every network operation stays on the Lorentz hyperboloid:
+# point-to-hyperplane fully connected layers (PLFC), a gyro batch norm with a closed-form centroid (GyroLBN),
+# log-radius patch concatenation for convolutions, gyro biases.
 #
-# **Claims reproduced.** Keeping every operation on the hyperboloid — point-to-hyperplane FC (PLFC),
-# gyro-Lorentz batch norm (GyroLBN) with a closed-form centroid, log-radius concatenation for convolutions,
-# gyro biases — (i) matches or beats an HCNN-style Lorentz ResNet and a Euclidean ResNet on CIFAR-10
-# (ResNet-18: 95.36 / 95.14 / 95.14 %), (ii) beats a Euclidean CNN by a wide margin on hierarchical genomic
-# data (TEB pseudogenes: +9.6 and +13.0 MCC), (iii) GyroLBN is faster than iterative GyroBN and than LBN, and
-# (iv) every component reduces to its Euclidean counterpart as the curvature goes to 0.
+# **Claims.** (i) ILNN ResNet-18 ≥ HCNN-Lorentz ≥ Euclidean on CIFAR-10 (95.36 / 95.14 / 95.14 %) and CIFAR-100
+# (78.41 / 78.07 / 77.72 %) after 200 epochs; (ii) an ILNN genomic CNN beats the Euclidean one by a wide margin
+# (TEB processed / unprocessed pseudogenes: +9.6 / +13.0 MCC; GUE Covid and core-promoter TATA);
+# (iii) GyroLBN is faster and more accurate than GyroBN (iterative Fréchet mean) and LBN; (iv) every component
+# reduces to its Euclidean counterpart as the curvature goes to 0, and the intrinsic design is numerically stable.
 #
-# **What this notebook does.** It trains the three flavours of one ResNet trunk (`hgutils.nn.resnets`:
-# Euclidean / HCNN-Lorentz / ILNN) with the same data order, recipe and seed; trains Euclidean, HCNN and ILNN
-# genomic CNNs (`hgutils.nn.genomics`) on a synthetic motif-family → gene → variant task and, at medium scale,
-# on the TEB tasks available here; times GyroLBN against a Karcher-mean GyroBN and HCNN's LBN; and records the
-# claims with explicit criteria. The smoke preset only exercises every code path (1 epoch on a 1k-image subset):
-# accuracy claims are *not tested at this scale*. Sizes per scale are in `hgutils.ilnn_experiment.ILNNConfig`.
+# **What each scale can test.** The CIFAR gaps of the paper are ≤ 0.22 points after 200 epochs of ResNet-18:
+# a CPU budget of a few epochs of ResNet-8 cannot confirm or refute them, so that claim reads *not testable at
+# this scale* and the notebook measures what it can — learning speed (test accuracy after the same few epochs,
+# mean ± sd over seeds), the layer-level claims (flat limit, GyroLBN statistics and speed), and the
+# numerical state of every flavour at initialisation. The genomics effect (+10–13 MCC) is large enough to test:
+# `teb/dna_cmc` (complete train / valid / test splits here) carries the protocol-faithful claim.
+#
+# **How the models are built.** Where the paper is silent the notebook follows the reference code, where it
+# speaks it follows the paper; every choice is a parameter (`hgutils.nn.ops.LorentzOptions`, preset fields below):
+#
+# | choice | here (default) | source | alternative (ablation) |
+# |---|---|---|---|
+# | log-radius scale in the convolution | multiply the concatenated patch by s | reference code | `divide` (see §1) |
+# | PLFC normals before a batch norm | N(0, 0.02²) | reference code | `fan_in_init` |
+# | GyroLBN statistic | Fréchet variance, scale init 0.5 | paper text (scale: reference code) | `reference_bn` (√ mean distance, as the code), `lbn` |
+# | residual | add space parts, recompute time | reference code | `gyro_residual` (gyro-addition, the paper's text) |
+# | input lift | project (space part = standardised pixels / one-hot) | reference code | `expmap0_lift` |
+# | genomic CNN | 3 residual blocks of two k-9 convs, flatten → FC 528 → head | reference code / paper | — |
+#
+# Budgets are the deviations: sizes, epochs and schedules are preset fields, printed below.
 
 # %% tags=["parameters"]
-scale: str = "smoke"  # "smoke" (CI, ≤3 min) | "medium" (make reproduce, ≤45 min, CPU) | "paper" (GPU, hours)
-seed: int = 0  # base seed
+scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, ≤ 45 min, CPU) | "paper" (GPU, hours)
+seed: int = 0  # base seed; seeds seed .. seed + n_seeds - 1
 device: str = "cpu"  # "cpu" or "cuda"
-data_dir = None  # str or None: dataset folder (CIFAR zip/pickles, TEB/GUE CSVs); None means $HGUTILS_DATA, then packaged copies
+data_dir = None  # str or None: dataset folder (CIFAR zip or pickles, TEB / GUE CSVs); None means $HGUTILS_DATA, then packaged copies
 results_dir = None  # str or None: None means <repo>/results
 figures_dir = None  # str or None: None means <repo>/figures
-# optional per-field overrides of the preset, None = use the preset:
-cifar_datasets = None  # list of str or None: "cifar10" and/or "cifar100" (paper preset: both)
-cifar_train = None  # int or None: CIFAR training images (0 means full set)
+# optional per-field overrides of the preset, None means use the preset:
+cifar_datasets = None  # list of str or None: "cifar10" and/or "cifar100"
+cifar_train = None  # int or None: CIFAR training images (0 means the full set)
 cifar_epochs = None  # int or None: ResNet training epochs
+cifar_schedule = None  # str or None: "late_decay", "cosine" or "milestones"
+scale_direction = None  # str or None: log-radius scale "multiply", "divide" or "none"
+bn_dispersion = None  # str or None: GyroLBN statistic "frechet", "reference" or "mean"
 genomics_tasks = None  # list of str or None: "synthetic", "teb/<task>", "gue/<task>"
 genomics_epochs = None  # int or None: genomic-CNN training epochs
 n_seeds = None  # int or None: seeds per configuration
 
+# %% [markdown] tags=[]
+# ## Setup
+#
+# The preset of the chosen scale with any override, the seeds, and where results and figures go.
+
 # %% tags=[]
-import logging
 import warnings
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
-import torch
 
-from hgutils.experiments.nb04_ilnn_cifar_genomics import (
-    PAPER_CIFAR,
-    PAPER_GENOMICS_MCC,
-    ILNNConfig,
-    bn_comparison,
-    bn_timing,
-    design_rule_checks,
-    genomics_task,
-    load_cifar,
-    plot_curves,
-    plot_epoch_times,
-    run_cifar,
-    run_genomics,
-    summary,
-)
-from hgutils.plotting import save_figure, use_style
+from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
+from hgutils.plotting import save_figure
 from hgutils.repro import Claims, output_dirs, seed_everything
 
-warnings.filterwarnings("ignore")
-logging.getLogger().setLevel(logging.WARNING)
-torch.set_num_threads(max(1, torch.get_num_threads()))
-
-cfg = ILNNConfig.from_scale(
+cfg = ex.CONFIG.from_scale(
     scale,
     cifar_datasets=tuple(cifar_datasets) if cifar_datasets else None,
     cifar_train=cifar_train,
     cifar_epochs=cifar_epochs,
+    cifar_schedule=cifar_schedule,
+    scale_direction=scale_direction,
+    bn_dispersion=bn_dispersion,
     genomics_tasks=tuple(genomics_tasks) if genomics_tasks else None,
     genomics_epochs=genomics_epochs,
     n_seeds=n_seeds,
 )
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm in a kernel without ipywidgets
 seed_everything(seed)
 out_res, out_fig = output_dirs("04_ilnn_cifar_genomics", scale, results_dir, figures_dir)
-use_style()
 seeds = [seed + i for i in range(cfg.n_seeds)]
+pd.set_option("display.max_colwidth", None)
+pd.set_option("display.width", 250)
 print(cfg)
+print("seeds:", seeds)
 
 # %% [markdown] tags=[]
-# ## 1 · The design rule: flat limits and GyroLBN statistics
+# ## 1 · Design rules and the state of each network at initialisation
 #
-# ILNN's components are built so that as the curvature $-c \to 0$ they become their Euclidean versions.
-# For PLFC with normals $z$, offsets $a$ and gyro-bias $b$ the exact limit is $y_s \to z\,x_s - a\|z\| + b$
-# (an affine map; the reference code clamps logits to $|v| \le 10$, beyond which PLFC saturates). GyroLBN
-# centres the batch at its closed-form Lorentzian centroid by gyro-translation (an isometry), rescales
-# distances to the centre by one factor so the mean distance equals the target $s$, and moves the result to
-# the bias point. The centroid of the rescaled batch lands on the bias point only approximately (gyro-scaling
-# is not an isometry). The unit tests check these limits and statistics; here are the numbers.
+# **Flat limit and GyroLBN statistics.** For PLFC with normals $z$, offsets $a$ and gyro-bias $b$ the exact
+# limit as $c \to 0$ is $y_s \to z\,x_s - a\|z\| + b$ (logits inside the reference code's clamp $|v| \le 10$).
+# GyroLBN centres the batch at its closed-form centroid by gyro-translation (an isometry), rescales distances
+# to the centre by one factor so that the *Fréchet variance* (mean squared distance) equals $s^2$, and moves
+# the result to the bias point. With the mean distance instead (`bn_dispersion="mean"`) GyroLBN is exactly
+# HCNN's tangent-space LBN (the unit tests check the identity), so only the Fréchet mode compares two different
+# normalisations; the reference code's variant divides by the square root of the mean distance.
 
 # %% tags=[]
-rules = design_rule_checks(seed)
-pd.Series(rules, name="value").to_frame()
+rules = ex.design_rule_checks(seed)
+print(pd.Series(rules, name="value").map("{:.2e}".format).to_string())
 
 # %% [markdown] tags=[]
-# ## 2 · CIFAR: three ResNet flavours on one trunk
+# **Initialisation diagnostics.** One training-mode forward/backward pass on a batch of training images
+# (`hgutils.nn.diagnostics`): per layer, the 99th percentile of the feature *radius* (Lorentz: geodesic
+# distance to the origin; Euclidean: norm of the channel vector), the fraction of PLFC logits at the ±10 clamp
+# (where PLFC passes no gradient) and $\|\nabla W\|/\|W\|$, the relative size of a gradient step.
 #
-# Euclidean (`Conv2d`/`BatchNorm2d`/`Linear`), HCNN-Lorentz (`LorentzConv2dHCNN` = direct concatenation +
-# linear map over the full vector, tangent-space `LorentzBN`, Lorentz MLR head) and ILNN (`LorentzConv2d` =
-# log-radius concatenation + PLFC, `GyroLBN`, Lorentz MLR head) share `hgutils.nn.resnets.ResNet`. Recipe:
-# RiemannianSGD (lr 0.1, momentum 0.9, Nesterov, wd 5e-4), milestones at 30/60/80 % of training (γ 0.2),
-# random crop (pad 4) + horizontal flip. If no CIFAR copy is found (e.g. on Binder) a clearly labelled
-# stand-in is used: scikit-learn digits upsampled to 32×32 RGB.
-#
-# The `cifar_datasets` parameter selects CIFAR-10 and/or CIFAR-100 (both at `paper` scale, where the paper
-# reports 95.14 / 95.14 / 95.36 % and 77.72 / 78.07 / 78.41 %); this folder's CIFAR-10 copy is a JPEG
-# re-encoding of the official images, so numbers on it are close to, not identical with, numbers on the pickles.
-#
-# Caveat observed while sizing the presets: with budgets of a few epochs the two Lorentz trunks learn CIFAR
-# much more slowly than the Euclidean one, although every flavour fits a tiny batch (unit tests). The paper
-# compares the flavours after 200 epochs; short CPU runs say little about that comparison. A component swap
-# (`benchmarks/ilnn_component_swap.py --train 2000 --test 500 --epochs 4`, run once on the JPEG CIFAR-10 copy,
-# not re-run by this notebook: ResNet-8 widths 8/16/32, the recipe above without augmentation, seed 0;
-# training loss after 4 epochs, chance = 2.30) locates most of the ILNN–HCNN gap in
-# the convolution, not the batch norm, the head or the optimiser:
-#
-# | trunk | train loss | test acc (%) |
-# |---|---|---|
-# | Euclidean | 1.80 | 31.4 |
-# | HCNN conv + LBN (HCNN) | 2.11 | 22.6 |
-# | HCNN conv + GyroLBN | 2.13 | 21.6 |
-# | ILNN conv + GyroLBN (ILNN) | 2.24 | 15.4 |
-# | ILNN conv + LBN | 2.26 | 15.6 |
-# | ILNN, GyroLBN target scale 2.0 instead of 1.5 | 2.23 | 16.2 |
-# | ILNN, Euclidean linear head on log₀ features | 2.25 | 19.2 |
-# | ILNN, RiemannianAdam (lr 3·10⁻³) instead of RiemannianSGD | 2.23 | 17.8 |
-# | ILNN conv *multiplying* the concatenation by the log-radius scale s (reference code's direction) | 2.09 | 18.4 |
-# | ILNN conv without the log-radius scale (s = 1) | 2.13 | 21.6 |
-#
-# Our `log_radius_concat` divides by s because that keeps the expected log radius of concatenated Gaussian
-# patches (unit-tested); the reference code is reported to multiply (REFERENCE §2, unconfirmed). Multiplying
-# trains fastest of all Lorentz variants here, so the direction of s — not GyroLBN — is the first thing to
-# revisit; this notebook still uses the division.
-#
+# Two choices shape these numbers. *The log-radius scale.* For Gaussian blocks the concatenation of $N$ blocks
+# has an expected log radius larger than one block's by $\log s$, $s = \exp(\tfrac12[\psi(Nd/2) - \psi(d/2)])$.
+# The paper's text argues for the scale as the operator that "aligns the expected log-radius across feature
+# blocks via a digamma-based scale" so that stacking patches does not inflate the feature norm — which is what
+# *dividing* by $s$ achieves; the reference code *multiplies* by $s$ (expected log radius $+2\log s$). We follow
+# the code and keep division as the ablation `divide`. *The PLFC init.* Every convolution feeds a batch norm, so
+# its output barely depends on the scale of $z$: a smaller init means larger effective steps. The row
+# `ilnn (earlier_defaults)` is how this notebook ran before following the reference code (divide, fan-in init,
+# mean-distance GyroLBN with target 1.5, exp₀ input lift): its radii leave float32's comfortable range and
+# some logits sit at the clamp.
 
 # %% tags=[]
-FLAVOURS = ("euclidean", "hcnn", "ilnn")
-cifar_data, cifar_runs, cifar_acc, cifar_time = {}, {}, {}, {}
-for name in cfg.cifar_datasets:
-    cifar_data[name] = data = load_cifar(cfg, data_dir, seed, dataset=name)
-    print(f"{name} data: {data.source}\n   protocol: {data.protocol}")
-    cifar_runs[name] = runs = {s: run_cifar(cfg, data, s, device) for s in seeds}
-    cifar_acc[name] = {fl: float(np.mean([summary(r)[fl] for r in runs.values()])) for fl in FLAVOURS}
-    cifar_time[name] = {fl: float(np.mean([np.mean(r[fl].epoch_time) for r in runs.values()])) for fl in FLAVOURS}
-pd.concat(
-    {
-        name: pd.DataFrame(
-            {
-                "test acc (%)": {k: 100 * v for k, v in cifar_acc[name].items()},
-                "s / epoch": cifar_time[name],
-                "cost vs Euclidean": {k: v / cifar_time[name]["euclidean"] for k, v in cifar_time[name].items()},
-            }
-        )
-        for name in cfg.cifar_datasets
-    }
-).round(2)
+cifar_data = {name: ex.load_cifar(cfg, data_dir, seed, dataset=name) for name in cfg.cifar_datasets}
+first = cifar_data[cfg.cifar_datasets[0]]
+diag_models = {fl: fl for fl in ex.FLAVOURS}
+diag_models.update({f"ilnn ({a})": f"ilnn:{a}" for a in dict.fromkeys((*cfg.cifar_ablations, "earlier_defaults"))})
+diag = {"CIFAR ResNet": ex.init_table(cfg, first, seed, diag_models)}
+print(ex.init_summary(diag["CIFAR ResNet"]).to_string(float_format="{:.3g}".format))
+fig = ex.plot_init_diagnostics(diag["CIFAR ResNet"], f"ResNet-{cfg.depth} {cfg.widths} at initialisation")
+save_figure(fig, out_fig, "04_init_diagnostics")
+plt.show()
+
+# %% [markdown] tags=[]
+# ## 2 · CIFAR: three ResNet flavours on one trunk, same budget
+#
+# Euclidean (`Conv2d` / `BatchNorm2d` / `Linear`), HCNN-Lorentz (direct patch concatenation + linear map over
+# the full vector, tangent-space LBN, Lorentz MLR head) and ILNN (log-radius concatenation + PLFC, GyroLBN, Lorentz
+# MLR head) share `hgutils.nn.resnets.ResNet`. Recipe of the paper (RiemannianSGD, lr 0.1, momentum 0.9, Nesterov,
+# wd 5·10⁻⁴, random crop + flip, channels standardised) with one schedule for every flavour: at the small scales
+# the lr stays at 0.1 for the first 80 % of the epochs (rounded) and is then multiplied by the paper's γ = 0.2 once
+# (`cifar_schedule="late_decay"`; printed below); the paper's milestones [60, 120, 160] of 200 epochs, scaled down to a few
+# epochs, would leave lr 0.1 for a single epoch and penalise whichever flavour starts slowest. We report the test
+# accuracy after the last epoch (no selection), mean ± sd over seeds: a learning-speed comparison. Without a
+# CIFAR copy (e.g. on Binder) a clearly labelled stand-in is used (scikit-learn digits upsampled to 32×32 RGB);
+# this folder's CIFAR-10 copy is a JPEG re-encoding, close to but not identical with the official images.
 
 # %% tags=[]
-for name in cfg.cifar_datasets:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    plot_curves(axes[0], cifar_runs[name][seeds[0]], "test_acc", f"{name} test accuracy (seed {seeds[0]})")
-    plot_epoch_times(axes[1], cifar_time[name], f"{name}: ResNet training time per epoch")
+cifar_runs = {}
+for name, data in cifar_data.items():
+    print(f"{name}: {data.source}\n  protocol: {data.protocol}")
+    cifar_runs[name] = {s: ex.run_cifar(cfg, data, s, device) for s in seeds}
+    print("  lr per epoch:", [f"{lr:g}" for lr in cifar_runs[name][seeds[0]]["ilnn"].lr])
+    print(ex.results_table(cifar_runs[name]).to_string(), "\n")
+
+# %% tags=[]
+for name, runs in cifar_runs.items():
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+    ex.plot_curves(axes[0], runs, "train_loss", f"{name}: training loss (mean ± sd over seeds)")
+    ex.plot_curves(axes[1], runs, "test_acc", f"{name}: test accuracy")
+    ex.plot_epoch_times(axes[2], runs, f"{name}: ResNet training time per epoch")
     fig.tight_layout()
     save_figure(fig, out_fig, "04_cifar_accuracy_and_time" if name == "cifar10" else f"04_{name}_accuracy_and_time")
     plt.show()
 
 # %% [markdown] tags=[]
-# ## 3 · Genomics: Euclidean vs Lorentz CNNs on hierarchical sequences
-#
-# Model: one-hot ACGTN, 3 conv blocks (32 channels, kernel 9, batch norm, ReLU, 2× pooling), global pooling,
-# an FC layer and the head; RiemannianAdam with the paper's weight decay (5e-3) and milestones scaled to the
-# epoch budget. Metric: Matthews correlation (MCC, %).
-#
-# * **synthetic** (every scale): `hgutils.data.hierarchical_sequences` — 4 motif families → genes → variants,
-#   label = family; a controlled check of "hyperbolic helps when data is hierarchical".
-# * **GUE** (medium/paper, when a copy of the DNABERT-2 GUE release is given via `data_dir`): the two tasks the
-#   paper reports, Covid variant classification and core-promoter (TATA) detection, train → test; skipped with a
-#   note otherwise (no copy ships with this repository).
-# * **TEB** (medium/paper, when the CSVs are found): CMC-EnSpm has train/valid/test; the two pseudogene tasks
-#   ship only *valid* and *test* files in this copy, so they use a **reduced protocol: train on the valid split
-#   (1,046 / 766 sequences), evaluate on the test split** — far less data than the paper's 17,956 / 12,938
-#   training sequences, so absolute MCCs are not comparable with the paper's.
+# **ILNN ablations** (seed `seed` only, same data, budget and schedule): each row changes one option of the
+# ILNN flavour (`ex.ABLATIONS`).
 
 # %% tags=[]
-geno, geno_prot = {}, {}
+ablation_runs = {seeds[0]: {"ilnn (defaults)": cifar_runs[cfg.cifar_datasets[0]][seeds[0]]["ilnn"]}}
+for a in cfg.cifar_ablations:
+    ablation_runs[seeds[0]][f"ilnn ({a})"] = ex.run_cifar(cfg, first, seeds[0], device, ("ilnn",), a)["ilnn"]
+print(ex.results_table(ablation_runs).to_string())
+
+# %% [markdown] tags=[]
+# **Component swap** (recorded output of `benchmarks/ilnn_component_swap.py`, run once on this repository's
+# development machine on the JPEG CIFAR-10 copy — not re-run by this notebook): ResNet-8 widths 8/16/32, 2,000 /
+# 500 images, 4 epochs, the schedule above, no augmentation, seeds 0 and 1; one component changed per row relative
+# to the ILNN defaults (chance loss ln 10 = 2.30).
+#
+# | trunk | final train loss | test acc (%) |
+# |---|---|---|
+# | Euclidean | 1.735 ± 0.035 | 36.9 ± 2.1 |
+# | HCNN (HCNN conv + LBN) | 1.944 ± 0.037 | 25.1 ± 1.8 |
+# | HCNN conv + GyroLBN | 2.042 ± 0.018 | 22.4 ± 2.0 |
+# | **ILNN (defaults)** | **2.034 ± 0.011** | **22.1 ± 1.3** |
+# | ILNN, log-radius scale divides | 2.033 ± 0.013 | 24.0 ± 0.3 |
+# | ILNN, no log-radius scale (s = 1) | 1.982 ± 0.053 | 25.5 ± 1.0 |
+# | ILNN, PLFC fan-in init | 2.049 ± 0.007 | 21.3 ± 1.6 |
+# | ILNN, GyroLBN statistic of the reference code | 2.063 ± 0.030 | 20.0 ± 0.8 |
+# | ILNN, GyroLBN scale 1.0 | 2.012 ± 0.014 | 23.4 ± 0.3 |
+# | ILNN conv + LBN | 2.012 ± 0.025 | 25.0 ± 0.3 |
+# | ILNN, gyro-addition residual | 1.999 ± 0.024 | 22.7 ± 2.4 |
+# | ILNN, exp₀ input lift | 1.997 ± 0.010 | 26.3 ± 1.8 |
+# | ILNN, earlier defaults (divide + fan-in + mean-distance GyroLBN 1.5 + exp₀ lift + no conv bias) | 2.113 ± 0.016 | 18.7 ± 0.1 |
+#
+# Following the reference code's init removes most of the gap to the earlier defaults (2.11 → 2.03); once the
+# init is 0.02 no single ILNN component moves the loss by more than about ±0.05, the seed-to-seed spread. The
+# ILNN convolution (log-radius concatenation + PLFC) still learns more slowly than HCNN's (LBN in both: 2.01 vs
+# 1.94), and both Lorentz trunks more slowly than the Euclidean one, in these short runs.
+
+# %% [markdown] tags=[]
+# ## 3 · Genomics: Euclidean vs HCNN vs ILNN CNNs
+#
+# Model (reference code, `hgutils.nn.genomics`): one-hot ACGTN, three residual blocks of two convolutions
+# (32 channels, kernel 9) with batch norm, ReLU and dropout 0.05, no pooling; the whole sequence is flattened into
+# an FC layer of 528 units, then the head. RiemannianAdam (lr 8·10⁻⁴, wd 5·10⁻³), the paper's milestones (100 and
+# 130 of 150 epochs) scaled to the epoch budget, batch `genomics_batch` (paper 256; with a few thousand training
+# sequences 256 would leave a handful of steps per epoch); every flavour ends with the weights of its best epoch on
+# *validation* MCC, which are scored on the test split — the reference code's protocol, identical for every flavour.
+#
+# * **`teb/dna_cmc`** (CMC-EnSpm transposons, ≤ 200 bp): complete train / valid / test splits here — the
+#   protocol-faithful task. The paper reports no number for it; its TEB claim is the size of the ILNN gain.
+#   At medium scale the training set is a class-balanced subset (`genomics_train_limit`) for the CPU budget.
+# * **TEB pseudogene tasks** (the paper's numbers): this copy ships only *valid* and *test* files, so they would run
+#   a **reduced protocol** (the valid split divided into train / validation, test scored) on 1000-bp sequences;
+#   they are in the `paper` preset only.
+# * **GUE** (Covid, core promoter TATA): run when a copy of the DNABERT-2 GUE release is given via `data_dir`,
+#   otherwise recorded as not tested.
+# * **synthetic** (`hgutils.data.hierarchical_sequences`): motif families → genes → variants, a controlled check of
+#   "hyperbolic helps when the data is hierarchical".
+
+# %% tags=[]
+geno_data, geno_runs = {}, {}
 for task in cfg.genomics_tasks:
     try:
-        data = genomics_task(cfg, task, data_dir, seed)
+        geno_data[task] = ex.genomics_task(cfg, task, data_dir, seed)
     except FileNotFoundError as err:
-        print(f"{task}: skipped ({type(err).__name__}: no copy found)")
+        print(f"{task}: not run: no copy found ({type(err).__name__})")
         continue
-    print(data.protocol)
-    geno_prot[task] = data.protocol
-    geno[task] = {s: run_genomics(cfg, data, s, device) for s in seeds}
-    if task == "synthetic":
-        synth = data
-geno_mcc = {
-    t: {
-        fl: 100 * float(np.mean([summary(r, "test_mcc")[fl] for r in runs.values()]))
-        for fl in ("euclidean", "hcnn", "ilnn")
-    }
-    for t, runs in geno.items()
-}
-pd.DataFrame(geno_mcc).T.round(2).rename_axis("test MCC (%)")
+    print(f"{task}: {geno_data[task].protocol}")
+    geno_runs[task] = {s: ex.run_genomics(cfg, geno_data[task], s, device) for s in seeds}
+for task, runs in geno_runs.items():
+    print(f"\n{task}: test MCC at each run's best validation epoch")
+    print(ex.results_table(runs, "test_mcc").to_string())
 
 # %% tags=[]
-fig, axes = plt.subplots(1, len(geno), figsize=(4.2 * len(geno), 3.4), squeeze=False)
-for ax, (task, runs) in zip(axes[0], geno.items()):
-    plot_curves(ax, {k: h for k, h in runs[seeds[0]].items()}, "test_mcc", task)
+fig, axes = plt.subplots(1, len(geno_runs), figsize=(5 * len(geno_runs), 3.6), squeeze=False)
+for ax, (task, runs) in zip(axes[0], geno_runs.items()):
+    ex.plot_curves(ax, runs, "val_mcc", f"{task}: validation MCC")
 fig.tight_layout()
 save_figure(fig, out_fig, "04_genomics_mcc")
+plt.show()
+last = list(geno_data)[-1]
+diag["genomic CNN"] = ex.init_table(cfg, geno_data[last], seed, kind="genomics")
+print(f"genomic CNN at initialisation ({last}):")
+print(ex.init_summary(diag["genomic CNN"]).to_string(float_format="{:.3g}".format))
+fig = ex.plot_init_diagnostics(diag["genomic CNN"], f"genomic CNN ({last}) at initialisation")
+save_figure(fig, out_fig, "04_init_diagnostics_genomics")
 plt.show()
 
 # %% [markdown] tags=[]
 # ## 4 · Batch norms: GyroLBN vs GyroBN (iterative Fréchet mean) vs LBN
 #
-# Speed: forward+backward on one batch of Lorentz points (medians of interleaved repetitions). Accuracy: the
-# ILNN genomic CNN on the synthetic task with each batch norm swapped in (same seed and budget).
+# Speed: forward + backward on one batch of Lorentz points (CPU-time medians of interleaved repetitions).
+# Accuracy: the ILNN genomic CNN on `bn_task` with each batch norm swapped in (same seeds, budget and selection).
 
 # %% tags=[]
-bn_t = bn_timing(cfg, seed)
-bn_runs = bn_comparison(cfg, synth, seed, device)
-pd.DataFrame(
-    {
-        "fwd+bwd (ms)": {k: 1e3 * v for k, v in bn_t.items()},
-        "vs GyroLBN": {k: v / bn_t["GyroLBN"] for k, v in bn_t.items()},
-        "synthetic MCC (%)": {
-            "GyroLBN": 100 * bn_runs["gyrolbn"].test_mcc[-1],
-            "GyroBN": 100 * bn_runs["gyrobn"].test_mcc[-1],
-            "LBN": 100 * bn_runs["lbn"].test_mcc[-1],
-        },
-        "s / epoch": {
-            "GyroLBN": np.mean(bn_runs["gyrolbn"].epoch_time),
-            "GyroBN": np.mean(bn_runs["gyrobn"].epoch_time),
-            "LBN": np.mean(bn_runs["lbn"].epoch_time),
-        },
-    }
-).round(3)
+bn_t = ex.bn_timing(cfg, seed)
+timing = pd.DataFrame({"fwd+bwd (ms)": {k: 1e3 * v for k, v in bn_t.items()}})
+timing["vs GyroLBN"] = timing["fwd+bwd (ms)"] / timing.loc["GyroLBN", "fwd+bwd (ms)"]
+print(timing.to_string(float_format="{:.3g}".format))
+bn_data = geno_data.get(cfg.bn_task) or ex.genomics_task(cfg, "synthetic", data_dir, seed)
+print(f"\naccuracy on {bn_data.protocol}")
+bn_runs = {s: ex.bn_comparison(cfg, bn_data, s, device) for s in seeds}
+print(ex.results_table(bn_runs, "test_mcc").to_string())
 
 # %% [markdown] tags=[]
 # ## 5 · Paper vs ours
+#
+# The paper's numbers (quoted, with their table) beside ours, each with the protocol actually run.
 
 # %% tags=[]
-LABEL = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100"}
-rows = []
-for name, acc in cifar_acc.items():
-    for fl, fl_name in (("euclidean", "Euclidean"), ("hcnn", "HCNN-Lorentz"), ("ilnn", "ILNN")):
-        rows.append(
-            (
-                f"{LABEL[name]} acc, {fl_name}",
-                PAPER_CIFAR[name][fl],
-                100 * acc[fl],
-                "ILNN Table (ResNet-18, 200 epochs)",
-                cifar_data[name].protocol,
-            )
-        )
-for task, (p_euc, p_ilnn) in PAPER_GENOMICS_MCC.items():
-    ours = geno_mcc.get(task, {})
-    protocol = geno_prot.get(task, "not run: no copy found")
-    src_row = "ILNN TEB table (full train split)" if task.startswith("teb/") else "ILNN GUE table"
-    rows.append((f"{task} MCC, Euclidean", p_euc, ours.get("euclidean"), src_row, protocol))
-    rows.append((f"{task} MCC, ILNN", p_ilnn, ours.get("ilnn"), src_row, protocol))
-for fl, fl_name in (("euclidean", "Euclidean"), ("ilnn", "ILNN")):
-    rows.append((f"synthetic hierarchy MCC, {fl_name}", None, geno_mcc["synthetic"][fl], "—", "§3 synthetic"))
-table = pd.DataFrame(rows, columns=["quantity", "paper", "ours", "paper source", "ours: protocol"])
-table.round(2)
+cifar_summary = {name: ex.seed_summary(runs, "test_acc") for name, runs in cifar_runs.items()}
+geno_summary = {task: ex.seed_summary(runs, "test_mcc") for task, runs in geno_runs.items()}
+protocols = {**{n: d.protocol for n, d in cifar_data.items()}, **{t: d.protocol for t, d in geno_data.items()}}
+print(ex.paper_table(cifar_summary, geno_summary, protocols, cfg).to_string(index=False))
 
 # %% [markdown] tags=[]
 # ## 6 · Claims
 #
-# Verdicts come from the criteria printed with each claim. At smoke scale (1 epoch on 1k images, tiny
-# widths, a small synthetic task) accuracy comparisons and wall-clock orderings are not robust, so those claims
-# are *not tested at this scale*; the design-rule claims are deterministic and tested at every scale.
+# Each verdict comes from the criterion printed beside it. A claim whose judged models did not pass the
+# learnability check (training loss at least 5 % below its initial value and training accuracy 10 points above
+# chance, on a fixed probe set) reads *inconclusive (did not train)*. At the smoke scale the accuracy and timing
+# claims are *not tested at this scale*; the design-rule claims are deterministic and tested at every scale.
 
 # %% tags=[]
 claims = Claims("04_ilnn_cifar_genomics", scale)
 judge = scale != "smoke"
-src = "ILNN (arXiv 2602.23981), ICLR 2026"
-claims.add(
-    "plfc_flat_limit",
-    "PLFC reduces to the Euclidean affine map z x - a|z| + b as c -> 0",
-    paper="design rule",
-    ours=rules["plfc_flat_error"],
-    criterion="max |PLFC - affine| at c=1e-6 < 1e-4",
-    holds=rules["plfc_flat_error"] < 1e-4,
-    source=src,
-)
-claims.add(
-    "gyrolbn_statistics",
-    "GyroLBN output has the target dispersion about its bias point, centroid near it",
-    paper="design rule",
-    ours={"dispersion error": rules["gyrolbn_dispersion_error"], "centroid dist": rules["gyrolbn_centroid_dist"]},
-    criterion="|mean dist - s| < 1e-5 and centroid-to-bias distance < 0.05",
-    holds=rules["gyrolbn_dispersion_error"] < 1e-5 and rules["gyrolbn_centroid_dist"] < 0.05,
-    source=src,
-)
-for name, acc in cifar_acc.items():
-    ilnn, hcnn, euc = (100 * acc[k] for k in ("ilnn", "hcnn", "euclidean"))
-    standin = "STAND-IN" in cifar_data[name].source
-    claims.add(
-        "cifar_order" if name == "cifar10" else f"{name}_order",
-        f"{LABEL[name]}: ILNN >= HCNN-Lorentz >= Euclidean ResNet",
-        paper=[PAPER_CIFAR[name][k] for k in ("ilnn", "hcnn", "euclidean")],
-        ours=[ilnn, hcnn, euc],
-        criterion=f"acc_ILNN >= acc_HCNN >= acc_Euclid (final epoch, mean of {len(seeds)} seed(s))"
-        + ("; digits stand-in, not judged" if standin else ""),
-        holds=(ilnn >= hcnn >= euc) if judge and not standin else None,
-        source=src,
-    )
-for task, (p_euc, p_ilnn) in PAPER_GENOMICS_MCC.items():
-    gain = round(p_ilnn - p_euc, 2)
-    key = f"genomics_{task.split('/')[1]}"
-    if task in geno_mcc:
-        d = geno_mcc[task]["ilnn"] - geno_mcc[task]["euclidean"]
-        claims.add(
-            key,
-            f"{task}: ILNN MCC well above Euclidean",
-            paper=f"+{gain}",
-            ours=d,
-            criterion=f"MCC_ILNN - MCC_Euclid > 0 ({geno_prot[task]})",
-            holds=(d > 0) if judge else None,
-            source=src,
-        )
-    elif task in cfg.genomics_tasks or task.startswith("teb/"):
-        claims.add(
-            key,
-            f"{task}: ILNN MCC well above Euclidean",
-            paper=f"+{gain}",
-            ours=None,
-            criterion=f"MCC_ILNN - MCC_Euclid > 0 (needs the {task.split('/')[0].upper()} CSVs)",
-            holds=None,
-            source=src,
-        )
-d_syn = geno_mcc["synthetic"]["ilnn"] - geno_mcc["synthetic"]["euclidean"]
-claims.add(
-    "genomics_synthetic_hierarchy",
-    "hierarchical synthetic DNA: ILNN MCC >= Euclidean",
-    paper="(motivation)",
-    ours=d_syn,
-    criterion="MCC_ILNN - MCC_Euclid >= 0",
-    holds=(d_syn >= 0) if judge else None,
-    source=src,
-)
-claims.add(
-    "gyrolbn_speed",
-    "GyroLBN is faster than GyroBN (iterative mean) and LBN",
-    paper="faster than both",
-    ours={k: v / bn_t["GyroLBN"] for k, v in bn_t.items()},
-    criterion="t_GyroLBN < t_GyroBN and t_GyroLBN < t_LBN (fwd+bwd medians)",
-    holds=(bn_t["GyroLBN"] < bn_t["GyroBN"] and bn_t["GyroLBN"] < bn_t["LBN"]) if judge else None,
-    source=src,
-)
+ex.design_claims(claims, rules, diag)
+for name, runs in cifar_runs.items():
+    ex.cifar_claims(claims, name, runs, cifar_data[name], cfg, judge)
+ex.genomics_claims(claims, geno_runs, geno_data, cfg, judge)
+ex.bn_claims(claims, bn_t, bn_runs, bn_data, judge)
 claims.show()
-claims.save(out_res)
+claims.save(out_res);
 
 # %% tags=[]
 # NBVAL_CHECK_OUTPUT

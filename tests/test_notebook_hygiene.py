@@ -29,14 +29,7 @@ ALL = NOTEBOOKS + PUBLISHED
 #: (a stored output problem that cleaning can fix is never listed here). Each entry is
 #: (notebook, cell index, rule): the hygiene test tolerates exactly these, and
 #: ``test_known_content_issue_fixed`` fails (strict xfail) once one is fixed, so that it is removed.
-KNOWN_CONTENT_ISSUES: dict[tuple[str, int, str], str] = {
-    ("04_ilnn_cifar_genomics", 0, "dev-wording"): "names shared/papers/... and REFERENCE §2 in the introduction",
-    ("04_ilnn_cifar_genomics", 5, "dev-wording"): "cites REFERENCE §2",
-    ("04_ilnn_cifar_genomics", 16, "path-repr"): "the cell's value is claims.save(...)'s PosixPath",
-    ("05_msa_rich_vs_lazy", 14, "truncated-table"): "paper-vs-ours DataFrame cut by pandas' column width",
-    ("05_msa_rich_vs_lazy", 17, "raw-float"): "stale ledger output: raw 17-digit dicts",
-    ("05_msa_rich_vs_lazy", 17, "path-repr"): "the cell's value is claims.save(...)'s PosixPath",
-}
+KNOWN_CONTENT_ISSUES: dict[tuple[str, int, str], str] = {}
 
 
 # --------------------------------------------------------------------------------------------

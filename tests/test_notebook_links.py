@@ -41,8 +41,6 @@ NOT_YET_PUBLISHED = {
     "01_inr_classification",
     "02_sine_regression",
     "03_cifar_generalization",
-    "04_ilnn_cifar_genomics",
-    "05_msa_rich_vs_lazy",
 }
 
 
