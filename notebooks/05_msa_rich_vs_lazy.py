@@ -17,7 +17,7 @@
 # # 05 · Metric similarity analysis: rich vs lazy networks
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/05_msa_rich_vs_lazy.ipynb) (smoke preset)
+# **Medium-scale run:** [05_msa_rich_vs_lazy.ipynb](../results/medium/05_msa_rich_vs_lazy.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/05_msa_rich_vs_lazy.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** N. A. Cayco-Gajic & A. Pellegrino, *Geometry-aware similarity metrics for neural

@@ -173,6 +173,9 @@ class ILNNConfig(Preset):
     bn_reps: int = 5  # timing repetitions (median)
     n_seeds: int = 1  # seeds per configuration
 
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 36.4}
+
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         "medium": {

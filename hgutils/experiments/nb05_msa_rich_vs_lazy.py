@@ -151,6 +151,9 @@ class RichLazyConfig(Preset):
     svcca_components: int = 10  # SVCCA: at most this many top directions per network
     swiss_points: int = 400  # points on the swiss roll / plane
     ablations: tuple[str, ...] = ("previous recipe",)  # names in ABLATIONS run beside the protocol
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 2.6}
+
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         "medium": {

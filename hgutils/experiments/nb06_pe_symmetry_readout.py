@@ -123,6 +123,9 @@ class SymmetryReadoutConfig(Preset):
     threshold: float = 0.7  # "high" readout score in the hierarchy check
     fit_tol: float = 0.1  # a network has fitted its SDF when its relative L2 error on fresh points is below this
 
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 12.9}
+
     PRESETS: ClassVar[dict] = {
         "smoke": {},
         "medium": {"n_seeds": 5, "n_points": 65536, "steps": 1500, "n_eval": 4096, "sweep_num": 360},
