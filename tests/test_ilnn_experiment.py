@@ -167,7 +167,36 @@ def test_genomics_claims_need_a_resolved_gain_and_name_untested_tasks() -> None:
     assert "GUE CSVs" in crit["genomics_covid"] and "in the paper preset" in crit["genomics_processed_pseudogenes"]
 
 
+def test_claims_at_the_tasks_ceiling_are_not_judged() -> None:
+    cfg = ex.ILNNConfig.from_scale("medium")
+    data = ex.Split(torch.zeros(4, 5, 3), torch.tensor([0, 1, 0, 1]), torch.zeros(2), torch.zeros(2), 2, "TEB", "p")
+    perfect = _runs({"euclidean": [1.0] * 3, "hcnn": [1.0] * 3, "ilnn": [1.0] * 3})
+    near = _runs({"euclidean": [1.0, 1.0, 0.98], "hcnn": [1.0] * 3, "ilnn": [1.0] * 3})
+    c = Claims("04_ilnn_cifar_genomics", "medium")
+    ex.genomics_claims(
+        c, {"teb/dna_cmc": near, "synthetic": perfect}, {"teb/dna_cmc": data, "synthetic": data}, cfg, True
+    )
+    v = _verdicts(c)
+    assert v["genomics_synthetic_hierarchy"] == "not tested at this scale"  # a tie at 100 % ranks nothing
+    assert "cannot rank" in {r.id: r.criterion for r in c.rows}["genomics_synthetic_hierarchy"]
+    assert v["genomics_dna_cmc"] == "fails"  # one run below the ceiling: judged (+0.67 within 2 se)
+    bn = Claims("04_ilnn_cifar_genomics", "medium")
+    ex.bn_claims(
+        bn,
+        {"GyroLBN": 1.0, "GyroBN": 2.0, "LBN": 3.0},
+        _runs({k: [1.0] * 3 for k in ("gyrolbn", "gyrobn", "lbn")}),
+        data,
+        True,
+    )
+    assert _verdicts(bn) == {"gyrolbn_speed": "holds", "gyrolbn_accuracy": "not tested at this scale"}
+    bn = Claims("04_ilnn_cifar_genomics", "medium")
+    runs = _runs({"gyrolbn": [0.9] * 3, "gyrobn": [0.8] * 3, "lbn": [0.85] * 3})
+    ex.bn_claims(bn, {"GyroLBN": 1.0, "GyroBN": 2.0, "LBN": 3.0}, runs, data, True)
+    assert _verdicts(bn)["gyrolbn_accuracy"] == "holds"
+
+
 def test_design_claims_on_the_defaults() -> None:
+
     cfg = ex.ILNNConfig.from_scale("smoke", diag_batch=16)
     data = ex.Split(torch.randn(16, 3, 32, 32), torch.arange(16) % 10, torch.zeros(2), torch.zeros(2), 10, "x", "p")
     diag = {"CIFAR ResNet": ex.init_table(cfg, data, 0, {"ilnn": "ilnn", "old": "ilnn:earlier_defaults"})}
