@@ -374,9 +374,11 @@ plt.show()
 # %% [markdown] tags=[]
 # ## 10. Claims
 #
-# Each verdict is computed from the numbers above; comparisons use the mean over seeds and record the
-# learnability check of every model they judge (all seeds must pass, else "inconclusive (did not
-# train)"). At `smoke` (120 digit INRs, a few dozen steps) no comparison is meaningful, so every claim is
+# Each verdict is computed from the numbers above. A comparison holds when the mean difference over seeds
+# is positive and larger than twice its standard error (a difference inside the seed noise is not a win);
+# the geometry statements are visual in the paper, so they need a change of at least 5 % of the early value.
+# Every comparison records the learnability check of the models it judges (all seeds must pass, else
+# "inconclusive (did not train)"). At `smoke` (120 digit INRs, a few dozen steps) no comparison is meaningful, so every claim is
 # "not tested at this scale" while the measured values are still shown. The paper's absolute
 # accuracies are judged only at `paper` scale (same data sizes and T), within 2 points. Datasets not run
 # at this scale are recorded as not tested.
@@ -417,9 +419,9 @@ for ds in ex.INR_PAPER_KEYS:
             f"{ds}-{cid}",
             f"{ds}: {statement}",
             paper=paper,
-            ours=round(100 * d["advantage"], 2) if ran else None,
-            criterion=f"mean acc(GTH-GMN) - mean acc({other}) > 0 [points]",
-            holds=(d["advantage"] > 0) if (judge and ran) else None,
+            ours={"diff (points)": round(100 * d["advantage"], 2), "se": round(100 * d["se"], 2)} if ran else None,
+            criterion=f"mean acc(GTH-GMN) - mean acc({other}) > 0 and > 2 se over seeds [points]",
+            holds=cmp.resolved(d) if (judge and ran) else None,
             source=f"{src} {where}",
             trained=run.gates(["GTH-GMN", other]) if (judge and ran) else None,
         )
@@ -431,9 +433,10 @@ for ds in ex.INR_PAPER_KEYS:
         f"{ds}: GTH-GMN beats the best symmetry-respecting baseline on the same zoo"
         + (f" (best: {best})" if ran else ""),
         paper=f"+{paper_gap} points vs NFN_NP (other dataset)",
-        ours=round(100 * b["advantage"], 2) if ran else None,
-        criterion="mean acc(GTH-GMN) - mean acc(best of StatNN, NFN_NP, NFN_HNP, DWSNet, GMN, GMN per-layer, FlatMLP+aug) > 0 [points]",
-        holds=(b["advantage"] > 0) if (judge and ran) else None,
+        ours={"diff (points)": round(100 * b["advantage"], 2), "se": round(100 * b["se"], 2)} if ran else None,
+        criterion="mean acc(GTH-GMN) - mean acc(best of StatNN, NFN_NP, NFN_HNP, DWSNet, GMN, GMN per-layer, "
+        "FlatMLP+aug) > 0 and > 2 se over seeds [points]",
+        holds=cmp.resolved(b) if (judge and ran) else None,
         source=f"{src}, INR classification table",
         trained=run.gates(["GTH-GMN", best]) if (judge and ran) else None,
     )
@@ -468,14 +471,15 @@ claims.add(
     trained=run0.gates(["GTH-GMN"]) if judge else None,
 )
 first, last = per_t.iloc[0], per_t.iloc[-1]
+MIN_CHANGE = 0.05  # the paper's geometry statements are visual: a change under 5 % of the early value is not one
 geo_gate = run0.gates(["GTH-GMN"]) if judge else None
 claims.add(
     "layers-separate-radially",
     "layers separate radially over training (reconstruction-trained, refined embedding)",
     paper="visual (13-layer INR, t=11 vs 97)",
     ours=f"eta2_r {first.radial_sep:.3f} -> {last.radial_sep:.3f}",
-    criterion="radial eta^2 at the last snapshot read > at the first",
-    holds=(last.radial_sep > first.radial_sep) if judge else None,
+    criterion=f"radial eta^2 at the last snapshot read >= {1 + MIN_CHANGE:g} x at the first (a visible change)",
+    holds=(last.radial_sep >= (1 + MIN_CHANGE) * first.radial_sep) if judge else None,
     source=f"{src}, embedding figure (t=11 vs t=97)",
     trained=geo_gate,
 )
@@ -484,8 +488,8 @@ claims.add(
     "layers separate angularly over training",
     paper="visual",
     ours=f"eta2_theta {first.angular_sep:.3f} -> {last.angular_sep:.3f}",
-    criterion="angular eta^2 at the last snapshot read > at the first",
-    holds=(last.angular_sep > first.angular_sep) if judge else None,
+    criterion=f"angular eta^2 at the last snapshot read >= {1 + MIN_CHANGE:g} x at the first (a visible change)",
+    holds=(last.angular_sep >= (1 + MIN_CHANGE) * first.angular_sep) if judge else None,
     source=f"{src}, embedding figure (t=11 vs t=97)",
     trained=geo_gate,
 )
@@ -494,8 +498,11 @@ claims.add(
     "nodes drift toward the boundary over training",
     paper="visual",
     ours=f"mean radius {drift['radius_early']:.3f} -> {drift['radius_late']:.3f}",
-    criterion="mean hyperbolic radius at the last snapshot > at the first, and > half the nodes moved out",
-    holds=(drift["radius_late"] > drift["radius_early"] and drift["frac_outward"] > 0.5) if judge else None,
+    criterion=f"mean hyperbolic radius at the last snapshot >= {1 + MIN_CHANGE:g} x at the first, and > half the nodes "
+    f"moved out (share {drift['frac_outward']:.3f})",
+    holds=(drift["radius_late"] >= (1 + MIN_CHANGE) * drift["radius_early"] and drift["frac_outward"] > 0.5)
+    if judge
+    else None,
     source=f"{src}, embedding figure (t=11 vs t=97)",
     trained=geo_gate,
 )

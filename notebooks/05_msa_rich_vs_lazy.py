@@ -303,7 +303,9 @@ print(stats.to_string(float_format=lambda v: f"{v:.3f}"))
 # %% tags=[]
 def run_ablation(name):
     c = ex.ablation_config(cfg, name)
-    return c, cached("05_msa_experiment", {"cfg": c, "seed": seed, "version": ex.SWEEP_VERSION}, lambda: ex.run_experiment(c, seed))
+    return c, cached(
+        "05_msa_experiment", {"cfg": c, "seed": seed, "version": ex.SWEEP_VERSION}, lambda: ex.run_experiment(c, seed)
+    )
 
 
 abl = {name: run_ablation(name) for name in cfg.ablations}
@@ -402,7 +404,9 @@ claims.add(
     "regimes_verified",
     "small init gives rich and large init lazy networks (pre-registered checks, every cell trained)",
     paper="small init ⇒ rich, large ⇒ lazy",
-    ours=regimes[["K", "regime", "weight change", "NTK align. init↔trained", "label align. init", "label align. trained"]]
+    ours=regimes[
+        ["K", "regime", "weight change", "NTK align. init↔trained", "label align. init", "label align. trained"]
+    ]
     .round(4)
     .to_dict("records"),
     criterion=ex.regime_criterion(cfg),
@@ -415,7 +419,11 @@ claims.add(
     "rich_lazy_procrustes_high_msa_separates",
     "rich and lazy networks: Procrustes similarity ≈ 1 while MSA separates the regimes",
     paper=f"{src['procrustes']['value']}; {src['msa_regime']['value']}",
-    ours={"procrustes_rich_lazy": p_rl, "msa_regime_auc": m_auc, "msa_grid_regime_auc": scores.loc["MSA grid", "regime AUC"]},
+    ours={
+        "procrustes_rich_lazy": p_rl,
+        "msa_regime_auc": m_auc,
+        "msa_grid_regime_auc": scores.loc["MSA grid", "regime AUC"],
+    },
     criterion="mean Procrustes similarity over trained rich–lazy pairs (same K) ≥ 0.9 and MSA regime AUC ≥ 0.9",
     holds=p_rl >= 0.9 and m_auc >= 0.9,
     source=src["msa_regime"]["source"],

@@ -294,6 +294,12 @@ def test_summarize_compare_best():
     c = ex.compare(s, "c", "a", "test_mse", higher_is_better=False)
     assert c["advantage"] == pytest.approx(1.5)  # lower MSE is better: c beats a by 1.5
     assert ex.compare(s, "c", "a", "test_mse")["advantage"] == pytest.approx(-1.5)
+    assert np.isnan(c["se"])  # c has one seed: no standard error
+    # a: values 1, 3 (sample variance 2); b: 2, 2 (0) -> se = sqrt(2 / 2 + 0 / 2) = 1
+    assert ex.compare(s, "a", "b", "test_mse")["se"] == pytest.approx(1.0)
+    assert not ex.resolved({"advantage": 1.5, "se": 1.0})  # inside 2 se
+    assert ex.resolved({"advantage": 2.5, "se": 1.0})
+    assert not ex.resolved({"advantage": -3.0, "se": 0.1}) and not ex.resolved(c)  # c: no se
     assert ex.best_model(s, "test_mse", ["a", "b", "c"], higher_is_better=False) == "c"
     assert ex.best_model(s, "test_mse", ["a", "b"]) == "a"  # tie: first listed
     with pytest.raises(ValueError, match="no column"):

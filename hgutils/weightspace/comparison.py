@@ -49,6 +49,7 @@ __all__ = [
     "prepare_inputs",
     "protocol_table",
     "recon_table",
+    "resolved",
     "run_comparison",
     "summarize",
 ]
@@ -676,20 +677,27 @@ def summarize(table: pd.DataFrame, metrics: Sequence[str], digits: int = 3) -> p
 
 def compare(summary: pd.DataFrame, a: str, b: str, metric: str, higher_is_better: bool = True) -> dict[str, float]:
     """Mean difference of ``metric`` between models ``a`` and ``b`` (``a - b``, sign-flipped when lower
-    is better, so > 0 always means "``a`` is better"); also both means and stds."""
+    is better, so > 0 always means "``a`` is better"); also both means and (population) stds, and the
+    standard error of the difference of two independent means over seeds,
+    ``se = sqrt(s_a^2 / n_a + s_b^2 / n_b)`` with the sample variances ``s^2 = std^2 n / (n - 1)``
+    (``nan`` with fewer than two seeds or no ``n_seeds`` column)."""
     s = summary.set_index("model")
     for m in (a, b):
         if m not in s.index:
             raise ValueError(f"model {m!r} not in the summary; have {list(s.index)}")
     ma, mb = float(s.loc[a, f"{metric}_mean"]), float(s.loc[b, f"{metric}_mean"])
+    sa, sb = float(s.loc[a, f"{metric}_std"]), float(s.loc[b, f"{metric}_std"])
     diff = ma - mb if higher_is_better else mb - ma
-    return {
-        "a_mean": ma,
-        "b_mean": mb,
-        "a_std": float(s.loc[a, f"{metric}_std"]),
-        "b_std": float(s.loc[b, f"{metric}_std"]),
-        "advantage": diff,
-    }
+    na, nb = (int(s.loc[m, "n_seeds"]) if "n_seeds" in s.columns else 0 for m in (a, b))
+    se = float(np.sqrt(sa**2 / (na - 1) + sb**2 / (nb - 1))) if min(na, nb) >= 2 else float("nan")
+
+    return {"a_mean": ma, "b_mean": mb, "a_std": sa, "b_std": sb, "advantage": diff, "se": se}
+
+
+def resolved(d: Mapping[str, float], n_se: float = 2.0) -> bool:
+    """Whether a :func:`compare` result is a resolved win for ``a``: ``advantage > 0`` and
+    ``advantage > n_se * se`` (a difference inside the seed noise, or with no standard error, is not)."""
+    return bool(d["advantage"] > 0 and d["advantage"] > n_se * d["se"])
 
 
 def best_model(summary: pd.DataFrame, metric: str, among: Sequence[str], higher_is_better: bool = True) -> str:
