@@ -17,7 +17,7 @@
 # # 01 · INR classification from weight trajectories (GTH-GMN)
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/01_inr_classification.ipynb) (smoke preset)
+# **Medium-scale run:** [01_inr_classification.ipynb](../results/medium/01_inr_classification.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/01_inr_classification.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** *Temporal Geometry of Deep Networks: Hyperbolic Representations of Training Dynamics for

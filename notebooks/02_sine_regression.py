@@ -17,7 +17,7 @@
 # # 02 · Sine-wave INR regression (DWSNets self-supervised protocol, GTH-GMN)
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/02_sine_regression.ipynb) (smoke preset)
+# **Medium-scale run:** [02_sine_regression.ipynb](../results/medium/02_sine_regression.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/02_sine_regression.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** *Temporal Geometry of Deep Networks: Hyperbolic Representations of Training Dynamics for

@@ -38,8 +38,6 @@ README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 #: writes results/medium/NN_name.ipynb). The notebooks are being rewritten on other branches; after
 #: they are merged, publishing their medium runs empties this set (strict xfail: a stale entry fails).
 NOT_YET_PUBLISHED = {
-    "01_inr_classification",
-    "02_sine_regression",
     "03_cifar_generalization",
 }
 

@@ -80,6 +80,9 @@ class INRClassificationConfig(ComparisonSettings):
     control_images: int = 60  # INRs of the one-initialisation-per-INR control zoo (0: skip it)
     control_variants: tuple[str, ...] = CONTROL_VARIANTS  # models trained on the control zoo (first seed)
     n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 22.3}
+
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium is sized to the 45-minute CPU budget (README, status table); Fashion-MNIST moves to paper

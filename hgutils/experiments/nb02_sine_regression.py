@@ -50,6 +50,9 @@ class SineRegressionConfig(ComparisonSettings):
     fit_epochs: int = 150  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
     variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
     emb_dim: int = 16  # InfoNCE embedding width (DWSNets: 16)
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 20.9}
+
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # medium is sized to the 45-minute CPU budget (README, status table)
