@@ -66,6 +66,9 @@ class GeneralizationConfig(ComparisonSettings):
     T: int = 4  # snapshots per classifier trajectory (Small CNN Zoo epochs 0,1,2,3,20,40,60,80,86: 9)
     zoo_steps: int = 150  # minibatch steps per classifier (batch 32; Small CNN Zoo: 86 epochs)
     variants: tuple[str, ...] = CIFAR_VARIANTS  # models, final-checkpoint and trajectory versions
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 38.0}
+
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"dataset": "digits", "test_fraction": 0.3},
         # medium is sized to the 45-minute CPU budget (README, status table); NFN protocol batch 8
