@@ -17,7 +17,7 @@
 # # 03 · Predicting generalisation from weights: Kendall τ (CIFAR-10 protocol, GTH-GMN)
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/03_cifar_generalization.ipynb) (smoke preset)
+# **Medium-scale run:** [03_cifar_generalization.ipynb](../results/medium/03_cifar_generalization.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/03_cifar_generalization.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** *Temporal Geometry of Deep Networks: Hyperbolic Representations of Training Dynamics for
