@@ -17,10 +17,12 @@ What is measured (all in this run, same machine, same shapes):
    with a random-walk trajectory); ``--zoo mnist`` uses the cached medium MNIST INR zoo instead.
 2. GTH-GMN as T grows: time per step and per snapshot, and (full mode) the peak extra memory of a
    training step and of a no-grad forward, each measured in a fresh child process
-   (``VmHWM - VmRSS`` from ``/proc/self/status``). The forward keeps O(one snapshot) of node states
-   (kernel evolution, no stored embeddings), so no-grad memory is flat in T; a training step must
-   keep autograd activations for every snapshot, so its memory grows with T -- unless
+   (``VmHWM - VmRSS`` from ``/proc/self/status``). The no-grad forward of the two-stage model builds
+   the trajectory embedding from every snapshot's refined coordinates, so its memory grows with T
+   (the end-to-end ``protocol="joint"`` forward keeps one snapshot of node states); a training step
+   keeps autograd activations for every snapshot, so its memory grows with T -- unless
    ``checkpoint_snapshots=True`` (column "ckpt train"), which recomputes them in the backward.
+
 
 3. ``torch.compile`` of GTH-GMN's attention layers (``compile=True``; used for training steps):
    the stage-1 step eager and compiled, the one-off compile time reported apart.
