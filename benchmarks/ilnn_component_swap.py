@@ -43,7 +43,7 @@ import time
 import numpy as np
 import torch
 
-from hgutils.experiments.nb04_ilnn_cifar_genomics import ILNNConfig, load_cifar
+from hgutils.experiments.nb04_ilnn_cifar_genomics import ABLATIONS, ILNNConfig, load_cifar
 from hgutils.nn.ops import LorentzOptions
 from hgutils.nn.resnets import resnet
 from hgutils.nn.training import VISION_RECIPE, train_classifier
@@ -62,18 +62,7 @@ VARIANTS: dict[str, tuple[str, dict, str | None]] = {
     "ilnn+lbn": ("ilnn", {}, "lbn"),
     "ilnn+gyro_residual": ("ilnn", {"residual": "gyro"}, None),
     "ilnn+expmap0_lift": ("ilnn", {"lift": "expmap0"}, None),
-    "ilnn+previous": (
-        "ilnn",
-        {
-            "scale_direction": "divide",
-            "plfc_init_std": None,
-            "bn_dispersion": "mean",
-            "bn_scale": 1.5,
-            "lift": "expmap0",
-            "conv_bias": False,
-        },
-        None,
-    ),
+    "ilnn+previous": ("ilnn", dict(ABLATIONS["earlier_defaults"]), None),
 }
 QUICK: tuple[str, ...] = ("euclidean", "hcnn", "ilnn", "ilnn+previous")
 
