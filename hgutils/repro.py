@@ -6,7 +6,7 @@
   under ``cache_dir()/name/<hash>.pt``; writes are atomic (temp file + ``os.replace``) and a corrupt
   or partial entry is detected (checksum footer) and recomputed.
 - :func:`progress` -- tqdm, silent when not interactive or under CI.
-- :class:`Claims` -- the claims ledger each notebook ends with.
+- :class:`Claims` -- the claims ledger each notebook ends with (verdicts from :mod:`hgutils.verdicts`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
+
+from hgutils.verdicts import CONTRADICTED, DID_NOT_TRAIN, HOLDS, NOT_TESTED, VERDICT_COLOURS, VERDICTS
 
 log = logging.getLogger("hgutils")
 
@@ -222,11 +224,7 @@ def output_dirs(
 # --------------------------------------------------------------------------------------------
 # claims ledger
 # --------------------------------------------------------------------------------------------
-INCONCLUSIVE = "inconclusive (did not train)"
-
-
-def _verdict(holds: bool | None) -> str:
-    return {True: "holds", False: "fails", None: "not tested at this scale"}[holds]
+INCONCLUSIVE = DID_NOT_TRAIN  # the name this module exported before the verdict module existed
 
 
 def format_value(v: Any) -> str:
@@ -246,25 +244,32 @@ def format_value(v: Any) -> str:
 
 @dataclasses.dataclass
 class Claim:
-    """One row of the ledger: a paper claim, the paper's value, ours, and an explicit criterion."""
+    """One row of the ledger: a paper claim, the paper's value, ours, an explicit criterion and its outcome.
+
+    ``outcome`` is what the criterion gave (``holds`` / ``contradicted`` / ``inconclusive`` / ``not
+    tested at this scale``); ``detail`` the measured difference and what the design resolves (for a
+    comparative claim, from :mod:`hgutils.verdicts`), or why a claim was not tested; ``power`` whether
+    a difference of the paper's size is resolvable at the seeds run.
+    """
 
     id: str
     statement: str
     paper: Any
     ours: Any
     criterion: str
-    holds: bool | None
+    outcome: str
     source: str
     scale: str
     trained: dict[str, Any] | None = None  # per judged model: {"trained": bool, "reason": str}
+    detail: str | None = None
+    test: dict[str, Any] | None = None
+    power: dict[str, Any] | None = None
 
     @property
     def verdict(self) -> str:
-        """``holds`` / ``fails`` / ``not tested at this scale``, or ``inconclusive (did not train)``
-        when a model the claim judges did not pass the learnability check (whatever ``holds`` says)."""
-        if self.untrained:
-            return INCONCLUSIVE
-        return _verdict(self.holds)
+        """The outcome, or ``inconclusive (did not train)`` when a model the claim judges did not pass
+        the learnability check (whatever the criterion gave)."""
+        return DID_NOT_TRAIN if self.untrained else self.outcome
 
     @property
     def untrained(self) -> list[str]:
@@ -273,19 +278,55 @@ class Claim:
 
     @property
     def verdict_detail(self) -> str:
-        """The verdict, naming the models that did not train when it is inconclusive."""
-        return f"{self.verdict}: {', '.join(self.untrained)}" if self.untrained else self.verdict
+        """The verdict with what was measured: ``inconclusive: +1.9 ± 2.2 points; resolvable ≥ 4.4 at 3
+        seeds``; the models that did not train when the claim could not be judged."""
+        if self.untrained:
+            return f"{self.verdict}: {', '.join(self.untrained)}"
+        return f"{self.verdict}: {self.detail}" if self.detail else self.verdict
+
+    @property
+    def power_text(self) -> str:
+        """One line on whether the paper's difference is resolvable at these seeds (empty when not stated)."""
+        if not self.power:
+            return ""
+        p = self.power
+        if "text" in p:
+            return str(p["text"])
+        return format_value(p)
+
+
+def _outcome(holds: bool | None, test: Any) -> str:
+    if test is not None:
+        if holds is not None:
+            raise ValueError("give either holds= (an absolute criterion) or test= (a comparison), not both")
+        if getattr(test, "verdict", None) not in VERDICTS:
+            raise ValueError(f"test= needs a comparison from hgutils.verdicts; got {test!r}")
+        return str(test.verdict)
+    if holds is None:
+        return NOT_TESTED
+    if not isinstance(holds, (bool, np.bool_)):
+        raise ValueError(f"holds must be True, False or None; got {holds!r}")
+    return HOLDS if holds else CONTRADICTED
 
 
 class Claims:
     """The claims ledger a notebook ends with.
 
-    ``claims.add(id, statement, paper=..., ours=..., criterion=..., holds=..., source=...)`` records
-    one claim; ``holds`` must come from a comparison computed in the run (``None`` = not tested at
-    this scale). ``trained={model: gate}`` records the learnability check of every model the claim
-    judges (a :class:`hgutils.train.GateResult`, or a dict with ``trained`` and ``reason``): if any
-    did not train, the verdict is ``inconclusive (did not train)``, never ``fails``.
-    ``save(results_dir)`` writes ``claims.json``; ``show()`` prints the full table;
+    ``claims.add(id, statement, paper=..., ours=..., criterion=..., source=..., holds=... | test=...)``
+    records one claim:
+
+    - an *absolute* claim passes ``holds=True/False`` from a criterion computed in the run (``holds``
+      / ``contradicted``);
+    - a *comparative* claim passes ``test=`` a comparison from :mod:`hgutils.verdicts`
+      (``holds`` / ``contradicted`` / ``inconclusive``, with the resolvable difference), and
+      ``paper_effect=`` the paper's difference in the same units when the paper reports one, so the
+      ledger states whether this design could resolve it;
+    - neither (``holds=None``) is ``not tested at this scale``; ``reason=`` says why.
+
+    ``trained={model: gate}`` records the learnability check of every model the claim judges (a
+    :class:`hgutils.train.GateResult`, or a dict with ``trained`` and ``reason``): if any did not
+    train, the verdict is ``inconclusive (did not train)``. ``save(results_dir)`` writes
+    ``claims.json``; ``show()`` displays the table (verdict first, coloured);
     ``print_verdicts()`` prints only ``id: verdict`` lines -- the cell nbval checks.
     """
 
@@ -306,18 +347,21 @@ class Claims:
         paper: Any,
         ours: Any,
         criterion: str,
-        holds: bool | None,
         source: str,
+        holds: bool | None = None,
+        test: Any = None,
+        paper_effect: float | None = None,
+        reason: str | None = None,
         trained: dict[str, Any] | None = None,
     ) -> Claim:
-        """Record a claim. ``holds`` is ``True``/``False`` from a measured criterion, or ``None``;
-        ``trained`` maps each judged model to its learnability check (class docstring)."""
+        """Record a claim (class docstring): ``holds`` for an absolute criterion, ``test`` for a
+        comparison, neither for "not tested" (``reason``); ``trained`` maps each judged model to its
+        learnability check."""
         if any(r.id == id for r in self.rows):
             raise ValueError(f"claim id {id!r} already recorded in {self.notebook}")
-        if holds is not None and not isinstance(holds, (bool, np.bool_)):
-            raise ValueError(f"holds must be True, False or None; got {holds!r}")
         if not criterion:
             raise ValueError(f"claim {id!r}: a verdict needs an explicit criterion")
+        outcome = _outcome(holds, test)
         gates = None
         if trained is not None:
             gates = {}
@@ -326,20 +370,36 @@ class Claims:
                 if not isinstance(g.get("trained"), (bool, np.bool_)):
                     raise ValueError(f"claim {id!r}: trained[{model!r}] needs a bool 'trained'; got {g!r}")
                 gates[str(model)] = {"trained": bool(g["trained"]), "reason": str(g.get("reason", ""))}
+        detail = test.summary if test is not None else (reason or None)
+        power = None
+        if paper_effect is not None:
+            if test is None or not hasattr(test, "power"):
+                raise ValueError(f"claim {id!r}: paper_effect= needs a test= that reports power")
+            p = test.power(paper_effect)
+            power = p.to_dict() | {"text": p.text(getattr(test, "unit", ""))}
         row = Claim(
             id,
             statement,
             _jsonable(paper),
             _jsonable(ours),
             criterion,
-            None if holds is None else bool(holds),
+            outcome,
             source,
             self.scale,
             gates,
+            detail,
+            _jsonable(test.to_dict()) if test is not None else None,
+            _jsonable(power),
         )
-
         self.rows.append(row)
         return row
+
+    def counts(self) -> dict[str, int]:
+        """How many claims have each verdict (every verdict of :data:`hgutils.verdicts.VERDICTS`)."""
+        out = dict.fromkeys(VERDICTS, 0)
+        for r in self.rows:
+            out[r.verdict] = out.get(r.verdict, 0) + 1
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -356,32 +416,73 @@ class Claims:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Claims:
-        """Read a ``claims.json`` written by :meth:`save`."""
+        """Read a ``claims.json`` written by :meth:`save`.
+
+        A ledger written before the verdict vocabulary (``holds`` as a bool, verdict ``fails``) keeps
+        its recorded verdict word as its outcome, so a stale ``fails`` stays visible (and the tests
+        that forbid it in a published ledger see it).
+        """
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         out = cls(data["notebook"], data["scale"])
+        fields = {f.name for f in dataclasses.fields(Claim)}
         for r in data["claims"]:
-            r = {k: v for k, v in r.items() if k != "verdict"}
-            out.rows.append(Claim(**r))
+            r = dict(r)
+            if "outcome" not in r:  # the old schema: the gate is re-derived from ``trained``
+                r["outcome"] = {True: HOLDS, False: "fails", None: NOT_TESTED}[r.get("holds")]
+            out.rows.append(Claim(**{k: v for k, v in r.items() if k in fields}))
         return out
 
     def markdown(self) -> str:
-        """The ledger as a Markdown table."""
-        head = "| claim | statement | paper | ours | criterion | verdict |\n|---|---|---|---|---|---|\n"
+        """The ledger as a Markdown table, verdict first."""
+        head = "| verdict | claim | statement | paper | ours | criterion | power |\n|---|---|---|---|---|---|---|\n"
         body = "".join(
-            f"| {r.id} | {r.statement} | {format_value(r.paper)} | {format_value(r.ours)} | {r.criterion} "
-            f"| {r.verdict_detail} |\n"
+            f"| **{r.verdict_detail}** | {r.id} | {r.statement} | {format_value(r.paper)} | {format_value(r.ours)} "
+            f"| {r.criterion} | {r.power_text or '—'} |\n"
             for r in self.rows
         )
         return head + body
 
+    def html(self) -> str:
+        """The ledger as an HTML table that wraps to the window: verdict first, coloured by verdict."""
+        from html import escape
+
+        cols = ("verdict", "claim", "statement", "paper", "ours", "criterion", "power")
+        widths = ("22%", "10%", "20%", "12%", "14%", "14%", "8%")
+        head = "".join(f'<th style="text-align:left;width:{w}">{c}</th>' for c, w in zip(cols, widths))
+        rows = []
+        for r in self.rows:
+            colour = VERDICT_COLOURS.get(r.verdict, "#ffffff")
+            verdict = f"<b>{escape(r.verdict)}</b>"
+            rest = r.verdict_detail[len(r.verdict) :].lstrip(": ")
+            if rest:
+                verdict += f"<br><small>{escape(rest)}</small>"
+            cells = [
+                verdict,
+                f"<code>{escape(r.id)}</code>",
+                escape(r.statement),
+                escape(format_value(r.paper)),
+                escape(format_value(r.ours)),
+                escape(r.criterion),
+                escape(r.power_text or "—"),
+            ]
+            tds = "".join(
+                f'<td style="text-align:left;vertical-align:top;white-space:normal;word-break:break-word">{c}</td>'
+                for c in cells
+            )
+            rows.append(f'<tr style="background:{colour}">{tds}</tr>')
+        return (
+            '<table style="table-layout:fixed;width:100%;border-collapse:collapse;font-size:0.9em">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+
     def show(self) -> None:
-        """Display the full table (rich Markdown in Jupyter, plain text elsewhere)."""
+        """Display the table (coloured, wrapping HTML in Jupyter; Markdown text elsewhere)."""
         try:
             from IPython import get_ipython
-            from IPython.display import Markdown, display
+            from IPython.display import HTML, display
 
             if get_ipython() is not None:
-                display(Markdown(self.markdown()))
+                display(HTML(self.html()))
                 return
         except ImportError:  # pragma: no cover - IPython is a dependency
             pass

@@ -388,69 +388,7 @@ judge = scale != "smoke"
 claims = Claims("01_inr_classification", scale)
 src = ex.CITATION
 for ds in ex.INR_PAPER_KEYS:
-    summ, run = summaries.get(ds), runs.get(ds)
-    ran = summ is not None
-    pairs = [
-        (
-            "temporal",
-            "GTH-GMN (T=1)",
-            "reading the trajectory beats the final checkpoint (GTH-GMN vs T=1)",
-            "temporal > single (qualitative)",
-            "§method/§experiments",
-        ),
-        (
-            "hyperbolic",
-            "GTH-GMN (Euclidean)",
-            "hyperbolic attention beats its Euclidean twin",
-            "hyperbolic > Euclidean (qualitative)",
-            "§method",
-        ),
-        (
-            "gru",
-            "GTH-GMN (no GRU)",
-            "GRU kernel evolution beats encoding snapshots independently",
-            "evolved > independent (qualitative)",
-            "§method (EvolveGCN-style kernels)",
-        ),
-    ]
-    for cid, other, statement, paper, where in pairs:
-        d = cmp.compare(summ, "GTH-GMN", other, "test_accuracy") if ran else None
-        claims.add(
-            f"{ds}-{cid}",
-            f"{ds}: {statement}",
-            paper=paper,
-            ours={"diff (points)": round(100 * d["advantage"], 2), "se": round(100 * d["se"], 2)} if ran else None,
-            criterion=f"mean acc(GTH-GMN) - mean acc({other}) > 0 and > 2 se over seeds [points]",
-            holds=cmp.resolved(d) if (judge and ran) else None,
-            source=f"{src} {where}",
-            trained=run.gates(["GTH-GMN", other]) if (judge and ran) else None,
-        )
-    best = cmp.best_model(summ, "test_accuracy", cmp.SYMMETRY_RESPECTING) if ran else None
-    b = cmp.compare(summ, "GTH-GMN", best, "test_accuracy") if ran else None
-    paper_gap = {"mnist": 2.7, "fashion_mnist": 5.1}[ds]
-    claims.add(
-        f"{ds}-vs-best-baseline",
-        f"{ds}: GTH-GMN beats the best symmetry-respecting baseline on the same zoo"
-        + (f" (best: {best})" if ran else ""),
-        paper=f"+{paper_gap} points vs NFN_NP (other dataset)",
-        ours={"diff (points)": round(100 * b["advantage"], 2), "se": round(100 * b["se"], 2)} if ran else None,
-        criterion="mean acc(GTH-GMN) - mean acc(best of StatNN, NFN_NP, NFN_HNP, DWSNet, GMN, GMN per-layer, "
-        "FlatMLP+aug) > 0 and > 2 se over seeds [points]",
-        holds=cmp.resolved(b) if (judge and ran) else None,
-        source=f"{src}, INR classification table",
-        trained=run.gates(["GTH-GMN", best]) if (judge and ran) else None,
-    )
-    mu, sd = ex.PAPER[ex.INR_PAPER_KEYS[ds]]["GTH-GMN"]
-    ours_acc = 100 * float(summ.set_index("model").loc["GTH-GMN", "test_accuracy_mean"]) if ran else None
-    claims.add(
-        f"{ds}-absolute",
-        f"{ds}: GTH-GMN test accuracy {mu} %",
-        paper=f"{mu} ± {sd}",
-        ours=round(ours_acc, 2) if ran else None,
-        criterion="|ours - paper| <= 2 points (paper scale only)",
-        holds=(abs(ours_acc - mu) <= 2.0) if (scale == "paper" and ran) else None,
-        source=f"{src}, INR classification table",
-    )
+    ex.inr_claims(claims, ds, runs.get(ds), scale)
 rt = run0.table[run0.table["model"] == "GTH-GMN"]
 rec = {k: float(rt[f"recon_{k}"].mean()) for k in ("link_bce", "link_auc", "sign_acc", "sign_majority", "mag_r2")}
 claims.add(

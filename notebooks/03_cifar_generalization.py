@@ -162,76 +162,17 @@ display(cmp.recon_table(run))
 # ## 6. Claims
 #
 # The paper's ordering NFN_HNP > NFN_NP > StatNN > GTH-GMN (final-checkpoint baselines vs GTH-GMN) is
-# judged on mean τ over seeds; the gap sizes are reported beside the paper's (0.012, 0.007, 0.069).
-# Also recorded: whether reading the trajectory helps each baseline. A pairwise win counts only when the
-# mean difference over seeds is positive and larger than twice its standard error (inside the seed noise
-# it is not a win). Every claim records the
-# learnability check of the models it judges. At `smoke` nothing is judged; at `medium` the verdicts
-# refer to the dataset printed above.
+# judged pairwise along the order; the gap sizes are reported beside the paper's (0.012, 0.007, 0.069).
+# Also recorded: whether reading the trajectory helps each baseline. Every comparison goes through one rule
+# (`hgutils.verdicts`): a difference of mean τ *holds* when it is resolved in the paper's direction (more than
+# 2 standard errors over seeds), is *contradicted* when resolved against it and is *inconclusive* otherwise,
+# with the smallest difference these seeds resolve; the power column says whether the paper's gaps would be
+# resolved at these seeds. Every claim records the learnability check of the models it judges. At `smoke`
+# nothing is judged; at `medium` the verdicts refer to the dataset printed above.
 
 # %% tags=[]
-judge = scale != "smoke"
-s = summary.set_index("model")
-tau = {k: float(s.loc[k, "test_kendall_tau_mean"]) for k in s.index}
-order = ["NFN_HNP", "NFN_NP", "StatNN", "GTH-GMN"]
-gaps = [tau[a] - tau[b] for a, b in zip(order, order[1:])]
-src = ex.CITATION
 claims = Claims("03_cifar_generalization", scale)
-claims.add(
-    "tau-order",
-    f"Kendall tau: NFN_HNP > NFN_NP > StatNN > GTH-GMN ({dataset})",
-    paper="0.934 > 0.922 > 0.915 > 0.846",
-    ours=" > ".join(f"{tau[k]:.3f}" for k in order),
-    criterion="mean tau strictly decreasing along NFN_HNP, NFN_NP, StatNN, GTH-GMN",
-    holds=all(g > 0 for g in gaps) if judge else None,
-    source=f"{src}, CIFAR-10 table (baselines: NFN paper)",
-    trained=run.gates(order) if judge else None,
-)
-below = cmp.compare(summary, "NFN_NP", "GTH-GMN", "test_kendall_tau")
-claims.add(
-    "gth-below-nfn",
-    f"GTH-GMN ranks below the neural functionals ({dataset})",
-    paper="0.846 < 0.922 (NFN_NP)",
-    ours=f"{tau['GTH-GMN']:.3f} vs {tau['NFN_NP']:.3f} (se of the difference {below['se']:.3f})",
-    criterion="mean tau(NFN_NP) - mean tau(GTH-GMN) > 0 and > 2 se over seeds",
-    holds=cmp.resolved(below) if judge else None,
-    source=f"{src}, CIFAR-10 table",
-    trained=run.gates(["GTH-GMN", "NFN_NP"]) if judge else None,
-)
-claims.add(
-    "gap-sizes",
-    "gaps HNP-NP, NP-StatNN, StatNN-GTH-GMN",
-    paper="0.012, 0.007, 0.069",
-    ours=", ".join(f"{g:.3f}" for g in gaps),
-    criterion="reported only (sizes depend on the zoo)",
-    holds=None,
-    source=f"{src}, CIFAR-10 table",
-)
-traj = {
-    b: cmp.compare(summary, f"{b} (traj)", b, "test_kendall_tau")
-    for b in ["NFN_HNP", "NFN_NP", "StatNN", "GMN", "FlatMLP"]
-}
-claims.add(
-    "trajectory-helps-baselines",
-    "reading the trajectory raises the baselines' tau (majority of 5)",
-    paper="GTH-GMN's premise (not measured for baselines)",
-    ours=", ".join(f"{k} {d['advantage']:+.3f} (se {d['se']:.3f})" for k, d in traj.items()),
-    criterion="mean tau(traj) - mean tau(final) > 0 and > 2 se over seeds for at least 3 of 5 baselines",
-    holds=(sum(cmp.resolved(d) for d in traj.values()) >= 3) if judge else None,
-    source=f"{src} §introduction",
-    trained=run.gates([x for b in traj for x in (b, f"{b} (traj)")]) if judge else None,
-)
-gt = cmp.compare(summary, "GTH-GMN", "GTH-GMN (T=1)", "test_kendall_tau")
-claims.add(
-    "gth-temporal",
-    "GTH-GMN: trajectory beats its final-checkpoint version",
-    paper="temporal > single",
-    ours=f"{gt['advantage']:+.3f} (se {gt['se']:.3f})",
-    criterion="mean tau(GTH-GMN) - mean tau(GTH-GMN T=1) > 0 and > 2 se over seeds",
-    holds=cmp.resolved(gt) if judge else None,
-    source=f"{src} §method",
-    trained=run.gates(["GTH-GMN", "GTH-GMN (T=1)"]) if judge else None,
-)
+ex.cifar_claims(claims, run, dataset, judge=scale != "smoke")
 claims.show()
 claims.save(out_res);
 

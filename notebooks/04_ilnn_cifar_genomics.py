@@ -276,9 +276,7 @@ plt.show()
 
 # %% tags=[]
 bn_t = ex.bn_timing(cfg, seed)
-timing = pd.DataFrame({"fwd+bwd (ms)": {k: 1e3 * v for k, v in bn_t.items()}})
-timing["vs GyroLBN"] = timing["fwd+bwd (ms)"] / timing.loc["GyroLBN", "fwd+bwd (ms)"]
-print(timing.to_string(float_format="{:.3g}".format))
+print(ex.timing_table(bn_t).to_string(float_format="{:.3g}".format))
 bn_data = geno_data.get(cfg.bn_task) or ex.genomics_task(cfg, "synthetic", data_dir, seed)
 print(f"\naccuracy on {bn_data.protocol}")
 bn_runs = {s: ex.bn_comparison(cfg, bn_data, s, device) for s in seeds}
@@ -298,7 +296,11 @@ print(ex.paper_table(cifar_summary, geno_summary, protocols, cfg).to_string(inde
 # %% [markdown] tags=[]
 # ## 6 · Claims
 #
-# Each verdict comes from the criterion printed beside it. A claim whose judged models did not pass the
+# Each verdict comes from the criterion printed beside it. A comparison *holds* when the difference is resolved in
+# the paper's direction (more than 2 standard errors over seeds, paired by seed), is *contradicted* when it is
+# resolved against it, and is *inconclusive* otherwise, with the smallest difference this run could resolve
+# (2 se at these seeds); where the paper reports a gain, the power column says whether a gain of that size would
+# have been resolved, or how many seeds it would need at the measured spread. A claim whose judged models did not pass the
 # learnability check (training loss at least 5 % below its initial value and training accuracy 10 points above
 # chance, on a fixed probe set) reads *inconclusive (did not train)*. At the smoke scale the accuracy and timing
 # claims are *not tested at this scale*; the design-rule claims are deterministic and tested at every scale. A comparison in which every run

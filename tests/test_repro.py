@@ -121,13 +121,13 @@ def test_claims_round_trip_and_verdicts(tmp_path, capsys):
     c.add("c", "C untested", paper=1.0, ours=None, criterion="needs paper scale", holds=None, source="s")
     path = c.save(tmp_path)
     data = json.loads(path.read_text())
-    assert [r["verdict"] for r in data["claims"]] == ["holds", "fails", "not tested at this scale"]
+    assert [r["verdict"] for r in data["claims"]] == ["holds", "contradicted", "not tested at this scale"]
     back = Claims.load(path)
     assert back.to_dict() == c.to_dict()
     back.print_verdicts()
-    assert capsys.readouterr().out.splitlines() == ["a: holds", "b: fails", "c: not tested at this scale"]
-    assert "| a | A holds | 0.9 | 0.95 | ours > 0.5 | holds |" in c.markdown()
-    assert "| b | B fails | qualitative | [1, 2] |" in c.markdown()
+    assert capsys.readouterr().out.splitlines() == ["a: holds", "b: contradicted", "c: not tested at this scale"]
+    assert "| **holds** | a | A holds | 0.9 | 0.95 | ours > 0.5 | — |" in c.markdown()
+    assert "| **contradicted** | b | B fails | qualitative | [1, 2] |" in c.markdown()
     d = Claims("x", "smoke")
     d.add(
         "m", "s", paper=None, ours={"msa": 8.859e-17, "rows": [{"k": 0.123456}]}, criterion="c", holds=None, source="s"

@@ -66,7 +66,7 @@ def test_sweep_runs_resumes_and_summarises(tmp_path):
     assert done.stat().st_mtime_ns == first_mtime
     assert "at scale smoke: 1 ran, 1 skipped" in res2.summary()
     table = res2.table()
-    assert "| smoke | 0.2 | skipped | 0.4" in table and "(fails)" in table and "(holds)" in table
+    assert "| smoke | 0.2 | skipped | 0.4" in table and "(contradicted)" in table and "(holds)" in table
     ledgers = sorted(out.glob("smoke/*/smoke/99_tiny/claims.json"))
     assert len(ledgers) == 2
     assert json.loads(ledgers[1].read_text())["claims"][0]["verdict"] == "holds"

@@ -9,7 +9,7 @@ arXiv:2602.23981): Lorentz ResNets on CIFAR and Lorentz CNNs on genomic sequence
   TEB / GUE task (TEB pseudogene tasks ship no train file here: a *reduced* protocol, see there).
 * :func:`run_cifar`, :func:`run_genomics`, :func:`bn_comparison` -- every flavour trained on the
   same data, data order, seed, budget and schedule; :func:`init_table` -- init diagnostics.
-* :func:`seed_summary`, :func:`mean_difference`, :func:`gates` -- mean ± sd over seeds, differences
+* :func:`seed_summary`, :func:`gates` -- mean ± sd over seeds, differences
   with their standard error, the learnability checks the claims are conditioned on.
 * figures: :func:`plot_curves`, :func:`plot_init_diagnostics`, :func:`plot_epoch_times`.
 """
@@ -43,6 +43,7 @@ from hgutils.plotting import use_style
 from hgutils.presets import Preset
 from hgutils.repro import Claims
 from hgutils.train import GateResult
+from hgutils.verdicts import all_of, compare_ordering, compare_seeds
 
 __all__ = [
     "ABLATIONS",
@@ -67,7 +68,7 @@ __all__ = [
     "init_table",
     "load_cifar",
     "lorentz_options",
-    "mean_difference",
+    "timing_table",
     "paper_table",
     "plot_curves",
     "plot_epoch_times",
@@ -473,10 +474,10 @@ def bn_comparison(cfg: ILNNConfig, data: Split, seed: int = 0, device: str = "cp
     return {bn: run_genomics(cfg, data, seed, device, ("ilnn",), bn=bn)["ilnn"] for bn in ("gyrolbn", "gyrobn", "lbn")}
 
 
-def bn_timing(cfg: ILNNConfig, seed: int = 0) -> dict[str, float]:
-    """Median CPU seconds (``time.process_time``: robust on a shared machine) of forward+backward of
-    GyroLBN, GyroBN (Karcher mean, 10 iterations) and HCNN's LBN on ``[bn_points, bn_dim + 1]``
-    points, repetitions interleaved."""
+def bn_timing(cfg: ILNNConfig, seed: int = 0) -> dict[str, list[float]]:
+    """CPU seconds (``time.process_time``: robust on a shared machine) of forward+backward of GyroLBN,
+    GyroBN (Karcher mean, 10 iterations) and HCNN's LBN on ``[bn_points, bn_dim + 1]`` points, one
+    value per repetition (``bn_reps``), repetitions interleaved so that they pair up."""
     g = torch.Generator().manual_seed(seed)
     u = torch.randn(cfg.bn_points, cfg.bn_dim, generator=g) / cfg.bn_dim**0.5
     x = L.expmap0(F.pad(u, (1, 0))).requires_grad_()
@@ -489,7 +490,16 @@ def bn_timing(cfg: ILNNConfig, seed: int = 0) -> dict[str, float]:
             t0 = time.process_time()
             m(x).sum().backward()
             times[k].append(time.process_time() - t0)
-    return {k: float(np.median(v)) for k, v in times.items()}
+    return times
+
+
+def timing_table(times: dict[str, list[float]]) -> pd.DataFrame:
+    """Median forward+backward time per batch norm (ms) and its ratio to GyroLBN's."""
+    med = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
+    out = pd.DataFrame({"fwd+bwd (ms, median)": med})
+    out["vs GyroLBN"] = out["fwd+bwd (ms, median)"] / med["GyroLBN"]
+    out["repetitions"] = [len(v) for v in times.values()]
+    return out
 
 
 def init_table(
@@ -572,16 +582,6 @@ def seed_summary(runs: dict[int, dict[str, History]], metric: str = "test_acc", 
             }
         )
     return pd.DataFrame(rows).set_index("model")
-
-
-def mean_difference(a: list[float], b: list[float]) -> dict[str, float]:
-    r"""Mean of ``a`` minus mean of ``b`` (paired by seed) and its standard error
-    :math:`\mathrm{sd}(a_i - b_i)/\sqrt{n}` (NaN for one seed)."""
-    if len(a) != len(b) or not a:
-        raise ValueError(f"need equally many values per model (one per seed); got {len(a)} and {len(b)}")
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    se = float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else math.nan
-    return {"diff": float(d.mean()), "se": se, "n": len(d)}
 
 
 def gates(runs: dict[int, dict[str, History]], chance: float) -> dict[str, dict[str, Any]]:
@@ -766,25 +766,30 @@ def cifar_claims(
         f"{name}: ILNN >= HCNN-Lorentz >= Euclidean ResNet-18 after 200 epochs",
         paper=[PAPER_CIFAR[name][k] for k in ("ilnn", "hcnn", "euclidean")],
         ours=[means[k] for k in ("ilnn", "hcnn", "euclidean")],
-        criterion=why,
-        holds=(means["ilnn"] >= means["hcnn"] >= means["euclidean"]) if full and judge else None,
+        criterion="pairwise along ILNN > HCNN > Euclidean: mean test-accuracy difference > 2 se over seeds "
+        "(paired, final epoch)"
+        if full
+        else why,
+        test=compare_ordering(acc, ["ilnn", "hcnn", "euclidean"], paired=True, unit="points")
+        if full and judge
+        else None,
+        reason=None if full else "the paper's 200-epoch ResNet-18 protocol is not run at this scale",
         source=PAPER_SOURCE,
         trained=trained if full and judge else None,
     )
     judged = judge and not standin
     for other in ("hcnn", "euclidean"):
-        d = mean_difference(acc["ilnn"], acc[other])
+        d = compare_seeds(acc["ilnn"], acc[other], paired=True, label=f"ILNN - {other}", unit="points")
         claims.add(
             f"{name}_speed_ilnn_vs_{other}",
             f"{name}: after {cfg.cifar_epochs} epochs (same budget and schedule) ILNN's test accuracy is at least "
             f"{other}'s (learning speed)",
             paper="not reported (the paper compares after 200 epochs)",
-            ours={"acc diff (points)": d["diff"], "se": d["se"], "seeds": d["n"]},
-            criterion="mean over seeds of acc_ILNN - acc_"
-            + other
-            + " >= 0 (final epoch; se = paired sd / sqrt(n))"
+            ours={"acc diff (points)": d.diff, "se": d.se, "seeds": d.n},
+            criterion=f"acc_ILNN - acc_{other}: > 2 se holds, < -2 se contradicts (paired over seeds, final epoch)"
             + ("; digits stand-in, not judged" if standin else ""),
-            holds=d["diff"] >= 0 if judged else None,
+            test=d if judged else None,
+            reason="digits stand-in" if standin else None,
             source=PAPER_SOURCE,
             trained={k: trained[k] for k in ("ilnn", other)} if judged else None,
         )
@@ -820,55 +825,81 @@ def genomics_claims(
                 statement,
                 paper=paper_val,
                 ours=None,
-                criterion=f"MCC_ILNN - MCC_Euclid > 0 and > 2 se ({where})",
-                holds=None,
+                criterion="MCC_ILNN - MCC_Euclid > 2 se (paired over seeds)",
+                reason=where,
                 source=PAPER_SOURCE,
             )
             continue
         ilnn, euclid = _values(runs[task], "ilnn", "test_mcc"), _values(runs[task], "euclidean", "test_mcc")
-        d = mean_difference(ilnn, euclid)
-        resolved = d["diff"] > 0 and (d["n"] > 1 and d["diff"] > 2 * d["se"])
+        d = compare_seeds(ilnn, euclid, paired=True, label="ILNN - Euclidean", unit="MCC points")
         ceiling = at_ceiling(ilnn, euclid)
         trained = gates(runs[task], data[task].chance)
         claims.add(
             key,
             statement,
             paper=paper_val,
-            ours={"MCC diff (points)": d["diff"], "se": d["se"], "seeds": d["n"]},
-            criterion="mean over seeds of MCC_ILNN - MCC_Euclid > 0 and > 2 se (test MCC at the best validation "
+            ours={"MCC diff (points)": d.diff, "se": d.se, "seeds": d.n},
+            criterion="MCC_ILNN - MCC_Euclid > 2 se (paired over seeds; test MCC at the best validation "
             f"epoch; {data[task].protocol})"
             + (f"; not judged: every run scored >= {CEILING} MCC, the task cannot rank the models" if ceiling else ""),
-            holds=resolved if judge and not ceiling else None,
+            test=d if judge and not ceiling else None,
+            paper_effect=(paper[1] - paper[0]) if paper and judge and not ceiling else None,
+            reason=f"every run scored >= {CEILING} MCC: the task cannot rank the models" if ceiling else None,
             source=PAPER_SOURCE,
             trained={k: trained[k] for k in ("ilnn", "euclidean")} if judge and not ceiling else None,
         )
 
 
 def bn_claims(
-    claims: Claims, timing: dict[str, float], runs: dict[int, dict[str, History]], data: Split, judge: bool
+    claims: Claims, timing: dict[str, list[float]], runs: dict[int, dict[str, History]], data: Split, judge: bool
 ) -> None:
-    """GyroLBN faster than GyroBN and LBN (timing), and at least as accurate (the ILNN genomic CNN on
-    the comparison task, mean test MCC over seeds)."""
+    """GyroLBN faster than GyroBN and LBN (timing repetitions, paired), and at least as accurate (the
+    ILNN genomic CNN on the comparison task, test MCC paired over seeds)."""
+    ms = {k: [1e3 * t for t in v] for k, v in timing.items()}
+    speed = all_of(
+        [
+            compare_seeds(
+                ms["GyroLBN"],
+                ms[o],
+                paired=True,
+                higher_is_better=False,
+                label=f"GyroLBN faster than {o}",
+                unit="ms",
+                over="repetitions",
+            )
+            for o in ("GyroBN", "LBN")
+        ]
+    )
+    med = {k: float(np.median(v)) for k, v in ms.items()}
     claims.add(
         "gyrolbn_speed",
         "GyroLBN is faster than GyroBN (iterative Fréchet mean) and LBN",
         paper="GyroLBN reduces training time compared with GyroBN and LBN",
-        ours={k: v / timing["GyroLBN"] for k, v in timing.items()},
-        criterion="t_GyroLBN < t_GyroBN and t_GyroLBN < t_LBN (fwd+bwd CPU-time medians, one batch)",
-        holds=(timing["GyroLBN"] < timing["GyroBN"] and timing["GyroLBN"] < timing["LBN"]) if judge else None,
+        ours={f"{k} / GyroLBN (median)": v / med["GyroLBN"] for k, v in med.items()},
+        criterion="t_other - t_GyroLBN > 2 se for GyroBN and for LBN (fwd+bwd CPU time of one batch, paired over "
+        "interleaved repetitions)",
+        test=speed if judge else None,
         source=PAPER_SOURCE,
     )
     per_seed = {bn: _values(runs, bn, "test_mcc") for bn in ("gyrolbn", "gyrobn", "lbn")}
     mccs = {bn: float(np.mean(v)) for bn, v in per_seed.items()}
     ceiling = at_ceiling(*per_seed.values())
+    acc = all_of(
+        [
+            compare_seeds(per_seed["gyrolbn"], per_seed[o], paired=True, label=f"GyroLBN - {o}", unit="MCC points")
+            for o in ("lbn", "gyrobn")
+        ]
+    )
     claims.add(
         "gyrolbn_accuracy",
         "GyroLBN outperforms both LBN and GyroBN",
         paper="consistently outperforming both LBN and GyroBN",
         ours=mccs,
-        criterion=f"mean test MCC over seeds: GyroLBN >= LBN and GyroLBN >= GyroBN (ILNN genomic CNN; {data.protocol})"
+        criterion=f"MCC_GyroLBN - MCC_other > 2 se for LBN and for GyroBN (paired over seeds; ILNN genomic CNN; "
+        f"{data.protocol})"
         + (f"; not judged: every run scored >= {CEILING} MCC, the task cannot rank the models" if ceiling else ""),
-        holds=(mccs["gyrolbn"] >= mccs["lbn"] and mccs["gyrolbn"] >= mccs["gyrobn"]) if judge and not ceiling else None,
+        test=acc if judge and not ceiling else None,
+        reason=f"every run scored >= {CEILING} MCC: the task cannot rank the models" if ceiling else None,
         source=PAPER_SOURCE,
         trained=gates(runs, data.chance) if judge and not ceiling else None,
     )

@@ -59,6 +59,7 @@ from hgutils.similarity.pullback import mlp_pullback_metrics
 from hgutils.similarity.regimes import kernel_alignment, label_alignment, relative_weight_change
 from hgutils.similarity.scoring import split_auc, split_scores
 from hgutils.train import GateResult, LearnabilityGate
+from hgutils.verdicts import Combined, all_of, jackknife
 
 REGIMES = ("rich", "lazy")
 GROUPS = ("rich", "lazy", "untrained", "lazy init")
@@ -577,6 +578,40 @@ def score_measures(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> p
             "hierarchy ρ": hierarchy_score(S, meta) if multi_k else np.nan,
         }
     return pd.DataFrame(rows).T
+
+
+#: a leave-one-seed-out replicate must keep two seeds per group (within-group pairs)
+MIN_JACKKNIFE_SEEDS = 3
+
+
+def jackknife_scores(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> list[pd.DataFrame] | None:
+    """:func:`score_measures` with each seed index's networks left out in turn (the jackknife replicates
+    behind the comparative claims: every group's ``seed``-th network is dropped together); ``None`` with
+    fewer than :data:`MIN_JACKKNIFE_SEEDS` seeds (a replicate would have no within-group pair)."""
+    seeds = sorted({m["seed"] for m in meta})
+    if len(seeds) < MIN_JACKKNIFE_SEEDS:
+        return None
+    out = []
+    for s in seeds:
+        keep = [i for i, m in enumerate(meta) if m["seed"] != s]
+        out.append(score_measures({k: S[np.ix_(keep, keep)] for k, S in mats.items()}, [meta[i] for i in keep]))
+    return out
+
+
+def msa_beats_baselines(
+    scores: pd.DataFrame, replicates: list[pd.DataFrame], column: str, baselines: tuple[str, ...] = BASELINES
+) -> Combined:
+    """``MSA − baseline`` on score ``column`` for every baseline, each judged with its leave-one-seed-out
+    jackknife standard error (:func:`hgutils.verdicts.jackknife`); holds when every difference does."""
+    tests = [
+        jackknife(
+            float(scores.loc["MSA", column] - scores.loc[b, column]),
+            [float(r.loc["MSA", column] - r.loc[b, column]) for r in replicates],
+            label=f"MSA − {b} ({column})",
+        )
+        for b in baselines
+    ]
+    return all_of(tests)
 
 
 def isotropy_table(iso: torch.Tensor, meta: list[dict[str, Any]]) -> pd.DataFrame:

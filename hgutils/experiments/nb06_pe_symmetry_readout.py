@@ -66,6 +66,8 @@ __all__ = [
     "score_table",
     "sweep_peaks",
     "claim_metrics",
+    "claim_metrics_by_seed",
+    "density_readout_by_seed",
     "factor_table",
     "data_symmetry_table",
     "data_symmetry_summary",
@@ -610,6 +612,16 @@ def claim_metrics(
     return m
 
 
+def claim_metrics_by_seed(
+    frame: pd.DataFrame, observation: str = "prefix1", variant: str = "frobenius", threshold: float = 0.7
+) -> pd.DataFrame:
+    """:func:`claim_metrics` of each seed's networks alone (one row per seed, one column per metric):
+    the per-seed values that the comparative claims judge over seeds (:mod:`hgutils.verdicts`)."""
+    _one_cell(frame, "claim_metrics_by_seed")
+    rows = {int(s): claim_metrics(f, None, observation, variant, threshold) for s, f in frame.groupby("seed")}
+    return pd.DataFrame(rows).T.sort_index()
+
+
 # --------------------------------------------------------------------------------------------
 # the training domain × weight decay study
 # --------------------------------------------------------------------------------------------
@@ -722,6 +734,16 @@ def density_readout(
     }
 
 
+def density_readout_by_seed(
+    frame: pd.DataFrame, encoding: str, domain: str, weight_decay: float, shapes: Sequence[str]
+) -> pd.DataFrame:
+    """:func:`density_readout` of each seed's networks alone (one row per seed), for the paired claim."""
+    rows = {}
+    for s, f in frame.groupby("seed"):
+        rows[int(s)] = density_readout(factor_table(f, shapes), encoding, domain, weight_decay, shapes)
+    return pd.DataFrame(rows).T.sort_index()
+
+
 def same_init_control(
     frame: pd.DataFrame,
     encoding: str = "DyadicAxisPE",
@@ -729,6 +751,7 @@ def same_init_control(
     control: str = "triangle",
     observation: str = "prefix1",
     variant: str = "frobenius",
+    per_seed_values: bool = False,
 ) -> pd.DataFrame:
     """The readout of ``shape``'s symmetries against a same-initialisation control, per (domain, weight decay).
 
@@ -740,7 +763,8 @@ def same_init_control(
     (trained on ``control``; ``control_sd``), ``init`` (the
     shared initial weights), ``gap`` (seed mean of the paired difference ``score − control``),
     ``gap_sd`` (its standard deviation over seeds), ``gap_min`` (the smallest seed's gap), ``n`` seeds and
-    ``elements``.
+    ``elements``. With ``per_seed_values`` the per-seed scores instead: one row per (domain, weight decay,
+    seed) with ``score`` and ``control`` (what the paired claims judge).
     """
     base = frame[(frame["encoding"] == encoding) & (frame["element"] != "R0")]
     sym = base[(base["shape"] == shape)].groupby("element", sort=False)["in_G_true"].first()
@@ -761,6 +785,8 @@ def same_init_control(
 
     s, c, i = per_seed(observation, shape), per_seed(observation, control), per_seed("prefix1@init", shape)
     gap = (s - c).dropna()
+    if per_seed_values:
+        return pd.DataFrame({"score": s, "control": c}).dropna().reset_index()
     keys = ["domain", "weight_decay"]
     gap_min = gap.groupby(level=keys, sort=False).min()
     out = pd.DataFrame(

@@ -8,8 +8,8 @@
    (:func:`hgutils.weightspace.training.fit`), once per seed -- the seed changes the model's
    initialisation, the batch order and the augmentations, never the split;
 4. collect a long results table (one row per model and seed, :func:`run_comparison`), summarise it
-   as mean ± std over seeds (:func:`summarize`), compare models (:func:`compare`) and set it beside
-   a paper's table (:func:`paper_table`).
+   as mean ± std over seeds (:func:`summarize`), compare models over seeds (:func:`difference`, the
+   verdict rule of :mod:`hgutils.verdicts`) and set it beside a paper's table (:func:`paper_table`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from torch import Tensor
 
 from hgutils.presets import Preset
 from hgutils.repro import progress, seed_everything
+from hgutils.verdicts import Difference, compare_seeds
 
 log = logging.getLogger("hgutils")
 
@@ -41,15 +42,15 @@ __all__ = [
     "best_model",
     "build_variant",
     "class_separation",
-    "compare",
     "constant_snapshots",
+    "difference",
     "make_splits",
     "node_embeddings",
     "paper_table",
+    "per_seed",
     "prepare_inputs",
     "protocol_table",
     "recon_table",
-    "resolved",
     "run_comparison",
     "summarize",
 ]
@@ -675,29 +676,55 @@ def summarize(table: pd.DataFrame, metrics: Sequence[str], digits: int = 3) -> p
     return out
 
 
-def compare(summary: pd.DataFrame, a: str, b: str, metric: str, higher_is_better: bool = True) -> dict[str, float]:
-    """Mean difference of ``metric`` between models ``a`` and ``b`` (``a - b``, sign-flipped when lower
-    is better, so > 0 always means "``a`` is better"); also both means and (population) stds, and the
-    standard error of the difference of two independent means over seeds,
-    ``se = sqrt(s_a^2 / n_a + s_b^2 / n_b)`` with the sample variances ``s^2 = std^2 n / (n - 1)``
-    (``nan`` with fewer than two seeds or no ``n_seeds`` column)."""
-    s = summary.set_index("model")
-    for m in (a, b):
-        if m not in s.index:
-            raise ValueError(f"model {m!r} not in the summary; have {list(s.index)}")
-    ma, mb = float(s.loc[a, f"{metric}_mean"]), float(s.loc[b, f"{metric}_mean"])
-    sa, sb = float(s.loc[a, f"{metric}_std"]), float(s.loc[b, f"{metric}_std"])
-    diff = ma - mb if higher_is_better else mb - ma
-    na, nb = (int(s.loc[m, "n_seeds"]) if "n_seeds" in s.columns else 0 for m in (a, b))
-    se = float(np.sqrt(sa**2 / (na - 1) + sb**2 / (nb - 1))) if min(na, nb) >= 2 else float("nan")
+def per_seed(table: pd.DataFrame, metric: str, models: Sequence[str]) -> dict[str, list[float]]:
+    """``{model: [metric at each seed]}`` from a :func:`run_comparison` results table, seeds ascending.
 
-    return {"a_mean": ma, "b_mean": mb, "a_std": sa, "b_std": sb, "advantage": diff, "se": se}
+    Raises
+    ------
+    ValueError
+        If a model or the metric is missing from the table.
+    """
+    if metric not in table:
+        raise ValueError(f"results table has no column {metric!r}; columns are {list(table.columns)}")
+    have = list(dict.fromkeys(table["model"]))
+    missing = [m for m in models if m not in have]
+    if missing:
+        raise ValueError(f"model(s) {missing} not in the results table; have {have}")
+    out = {}
+    for m in models:
+        rows = table[table["model"] == m].sort_values("seed")
+        out[m] = [float(v) for v in rows[metric]]
+    return out
 
 
-def resolved(d: Mapping[str, float], n_se: float = 2.0) -> bool:
-    """Whether a :func:`compare` result is a resolved win for ``a``: ``advantage > 0`` and
-    ``advantage > n_se * se`` (a difference inside the seed noise, or with no standard error, is not)."""
-    return bool(d["advantage"] > 0 and d["advantage"] > n_se * d["se"])
+def difference(
+    table: pd.DataFrame,
+    a: str,
+    b: str,
+    metric: str,
+    higher_is_better: bool = True,
+    scale: float = 1.0,
+    unit: str = "",
+    paired: bool = False,
+    digits: int = 3,
+) -> Difference:
+    """``a`` against ``b`` on ``metric`` over seeds (:func:`hgutils.verdicts.compare_seeds`).
+
+    Different models trained on the same split with the same seed numbers share nothing but the
+    split, so the default is unpaired; ``paired=True`` for variants that share a stage per seed
+    (e.g. one stage-1 encoder refined two ways).
+    """
+    v = per_seed(table, metric, [a, b])
+    return compare_seeds(
+        v[a],
+        v[b],
+        paired=paired,
+        higher_is_better=higher_is_better,
+        label=f"{a} vs {b}",
+        unit=unit,
+        scale=scale,
+        digits=digits,
+    )
 
 
 def best_model(summary: pd.DataFrame, metric: str, among: Sequence[str], higher_is_better: bool = True) -> str:
