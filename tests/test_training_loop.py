@@ -159,7 +159,7 @@ def test_two_stage_optimisation_moves_ball_coordinates_only_in_stage_two():
         cfg=TrainConfig(epochs=2, batch_size=8, max_steps=1, patience=100),
     )
     assert torch.equal(m.anchors.detach(), a0)  # one step in stage 1: coordinates untouched
-    feat0 = m.feat_in.weight.detach().clone()
+    feat0 = m.encoder.feat_in.weight.detach().clone()
     fit(
         m,
         data,
@@ -169,7 +169,7 @@ def test_two_stage_optimisation_moves_ball_coordinates_only_in_stage_two():
         cfg=TrainConfig(epochs=2, batch_size=8, patience=100, restore_best=False),
     )
     assert not torch.equal(m.anchors.detach(), a0)  # stage 2 (epoch 1) moved them
-    assert not torch.equal(m.feat_in.weight.detach(), feat0)
+    assert not torch.equal(m.encoder.feat_in.weight.detach(), feat0)
     assert float(m.anchors.detach().norm(dim=-1).max()) < 1.0
 
 

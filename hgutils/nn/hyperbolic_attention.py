@@ -1,7 +1,8 @@
 r"""Hyperbolic graph attention on the Poincaré ball (the spatial layer of GTH-GMN).
 
 One layer, for a batch of ``B`` graphs that share one topology (``edge_index [2, E]``,
-messages flow ``src -> dst``), node states ``x [B, V, d]`` on the ball of curvature ``-c``:
+messages flow ``src -> dst``), node states ``x [B, V, d]`` on the ball of curvature ``-c``
+(GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak, §method):
 
 1. hyperbolic affine maps give queries, keys and values per head ``r``
    (:func:`hyperbolic_affine`):
@@ -9,32 +10,61 @@ messages flow ``src -> dst``), node states ``x [B, V, d]`` on the ball of curvat
    :math:`W\otimes_c x = \exp_0(W\log_0 x)`; the kernels ``W`` may differ per graph (they are
    evolved over the trajectory by GTH-GMN's GRU);
 2. score of edge ``u -> v``: :math:`\theta_{u\to v} = -d_c(q_v, k_u) + b_{uv}` with a learned
-   edge bias :math:`b_{uv}` computed from the edge features;
-3. softmax over the *incoming* edges of each node (scatter, no dense ``V x V``;
-   :func:`scatter_softmax`), multiplied by a learned gate :math:`g_{uv}=\sigma(\cdot)` and
-   renormalised (:func:`gated_attention`);
+   edge bias :math:`b_{uv}` computed from the edge features. The distance needs only node-level
+   norms and the inner products of the node pairs, one batched matrix product
+   (:func:`pairwise_distance`):
+   :math:`\|(-q)\oplus_c k\|^2 = (\|q\|^2 - 2\langle q,k\rangle + \|k\|^2) /
+   (1 - 2c\langle q,k\rangle + c^2\|q\|^2\|k\|^2)`,
+   :math:`d_c = \frac{2}{\sqrt c}\operatorname{artanh}(\sqrt c\,\|(-q)\oplus_c k\|)`;
+3. softmax over the *incoming* edges of each node (:func:`scatter_softmax`), multiplied by a learned
+   gate :math:`g_{uv}=\sigma(\cdot)` and renormalised (:func:`gated_attention`; the layer uses the
+   dense form :func:`dense_gated_attention` over a ``V x V`` edge mask -- on an MLP's graph the edges
+   are about half of all node pairs, so dense batched products beat per-edge gathers);
 4. (optional, ``edge_messages=True``) edge-conditioned messages: the value sent along ``u -> v`` is
-   :math:`v_u \oplus_c \exp_0(A e_{uv})`, a hyperbolic translation by a learned map of the edge
-   features, so edge values (e.g. the signed weight) reach the aggregated states and not only the
-   attention weights;
-5. aggregation of the values with the Einstein midpoint in the Klein model
-   (:func:`hgutils.manifolds.poincare.einstein_midpoint_scatter`), then back to the ball;
-6. the heads are combined in the tangent space at the origin (``log_0``, concatenation, linear map),
-   scaled by ``sqrt(d)`` so the residual stream has unit-variance entries,
-   residual + LayerNorm + feed-forward stay Euclidean (as the paper prescribes for norm/dropout),
-   and the result is mapped back with ``exp_0`` and projected into the ball.
+   :math:`v_u \oplus_c \exp_0(A e_{uv})`;
+5. aggregation of the values with the Einstein midpoint in the Klein model,
+   :math:`m_v = \sum_e \alpha_e\gamma_{u}\kappa(v_u) / \sum_e \alpha_e\gamma_u`,
+   :math:`\kappa(p) = 2p/(1 + c\|p\|^2)`, :math:`\gamma = 1/\sqrt{1 - c\|\kappa\|^2}` -- computed from
+   node-level Klein coordinates (:func:`aggregate_dense`; :func:`aggregate` is the per-edge form),
+   then back to the ball and to the tangent space at the origin;
+6. the heads are combined in the tangent space at the origin (concatenation, linear map) and
+   added to the node's tangent state :math:`s = \log_0 x` (**pre-LayerNorm** residual stream: the
+   LayerNorm sits only in front of the feed-forward block, so it never fixes the norm of the state),
+   :math:`s' = s + W_o m`, :math:`s'' = s' + \mathrm{FFN}(\mathrm{LN}(s'))`; the new point is
+   :math:`x' = \exp_0(\mathrm{cap}(s''))` with the smooth norm cap of :func:`cap_norm`. So each node's
+   hyperbolic radius :math:`2\|\mathrm{cap}(s'')\|` is free to vary (it is what the model learns),
+   and stays below ``max_radius`` (float32-safe).
 
 ``euclidean=True`` is the ``c -> 0`` limit used for the "Euclidean attention" ablation: the affine
-maps become ``W h + b``, the distance :math:`2\|q - k\|` (the ``c -> 0`` limit of ``d_c``) and the
-midpoint the weighted mean. All manifold math comes from :mod:`hgutils.manifolds.poincare`.
+maps become ``W h + b``, the distance :math:`2\|q - k\|` (the ``c -> 0`` limit of ``d_c``), the
+midpoint the weighted mean, and the state is the (capped) tangent vector itself. All manifold math
+comes from :mod:`hgutils.manifolds.poincare`.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hgutils.manifolds import poincare as pm
+from hgutils.manifolds.numerics import ARTANH_EPS, MIN_NORM
+
+#: default largest hyperbolic radius of a node state (distance from the origin); at c = 1 the
+#: Euclidean norm of such a point is tanh(3) = 0.995, well inside float32's safe range
+MAX_RADIUS = 6.0
+
+
+def cap_norm(v: Tensor, max_norm: float) -> Tensor:
+    r"""Smooth norm cap :math:`\mathrm{cap}(v) = \rho\tanh(\|v\|/\rho)\,v/\|v\|`, :math:`\rho` = ``max_norm``.
+
+    Monotone in :math:`\|v\|`, the identity to first order for :math:`\|v\| \ll \rho`, and never
+    above :math:`\rho`: radii keep their order and stay bounded without being pinned.
+    """
+    n = v.norm(dim=-1, keepdim=True).clamp_min(MIN_NORM)
+    return v * (max_norm * torch.tanh(n / max_norm) / n)
 
 
 def scatter_softmax(scores: Tensor, index: Tensor, num_nodes: int) -> Tensor:
@@ -89,6 +119,93 @@ def hyperbolic_affine(x: Tensor, W: Tensor, b: Tensor, c: float, euclidean: bool
     return pm.mobius_add(pm.expmap0(y, c), pm.expmap0(b, c)[None, :, None, :], c)
 
 
+class _PairDistance(torch.autograd.Function):
+    r"""Poincaré distance from inner products and squared norms, with a hand-written backward.
+
+    Forward (``dot [.., V, V]``, ``q2 [.., V, 1]``, ``k2 [.., 1, V]``, curvature ``c``):
+    :math:`n = q_2 + k_2 - 2\,\mathrm{dot}`, :math:`m = 1 - 2c\,\mathrm{dot} + c^2 q_2 k_2`,
+    :math:`\rho = \sqrt{c\,n/m}` (clamped below 1), :math:`d = \frac{2}{\sqrt c}\operatorname{artanh}\rho`.
+    Backward: with :math:`g' = g\,\frac{\rho}{\sqrt c\,(1-\rho^2)}`,
+    :math:`\partial_n = g'/n`, :math:`\partial_m = -g'/m`,
+    :math:`\partial\mathrm{dot} = -2\partial_n - 2c\,\partial_m`,
+    :math:`\partial q_2 = \sum_{cols}(\partial_n + c^2 k_2\partial_m)`,
+    :math:`\partial k_2 = \sum_{rows}(\partial_n + c^2 q_2\partial_m)`. Autograd would record a dozen
+    elementwise ops over the ``V x V`` tensors in each direction; this keeps four saved tensors.
+    ``c = 0`` is the Euclidean limit :math:`d = 2\sqrt n`.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, dot: Tensor, q2: Tensor, k2: Tensor, c: float) -> Tensor:
+        n = (q2 + k2).sub_(dot, alpha=2.0).clamp_min_(MIN_NORM)
+        ctx.c = float(c)
+        if c == 0:
+            rho = n.sqrt_()
+            ctx.save_for_backward(rho)
+            return 2.0 * rho
+        m = (q2 * k2).mul_(c * c).add_(1.0).sub_(dot, alpha=2.0 * c).clamp_min_(MIN_NORM)
+        e = ARTANH_EPS.get(dot.dtype, ARTANH_EPS[torch.float32])
+        rho = torch.div(n, m).mul_(c).sqrt_().clamp_max_(1 - e)
+        ctx.save_for_backward(rho, n, m, q2, k2)
+        return torch.atanh(rho).mul_(2.0 / c**0.5)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
+        c = ctx.c
+        if c == 0:
+            (rho,) = ctx.saved_tensors
+            gn = g / rho.clamp_min(MIN_NORM)  # d(2 sqrt n)/dn = 1/sqrt n
+            return -2 * gn, gn.sum(-1, keepdim=True), gn.sum(-2, keepdim=True), None
+        rho, n, m, q2, k2 = ctx.saved_tensors
+        t = torch.mul(rho, rho).neg_().add_(1.0).mul_(c**0.5)
+        gp = torch.mul(g, rho).div_(t)  # g * d(d)/d(rho) * rho / 2
+        a = gp / n  # dL/dn
+        b = gp.div_(m)  # -dL/dm
+        gdot = torch.mul(b, 2.0 * c).sub_(a, alpha=2.0)
+        cc = c * c
+        gq2 = a.sum(-1, keepdim=True).sub_(b @ k2.transpose(-1, -2), alpha=cc)
+        gk2 = a.sum(-2, keepdim=True).sub_(q2.transpose(-1, -2) @ b, alpha=cc)
+        return gdot, gq2, gk2, None
+
+
+def pairwise_distance(q: Tensor, k: Tensor, c: float, euclidean: bool = False) -> Tensor:
+    r"""Distances :math:`d_c(q_v, k_u)` of every node pair: ``q, k [B, H, V, o]`` -> ``[B, H, V, V]``
+    (row ``v`` = destination, column ``u`` = source).
+
+    From node-level squared norms and one batched matrix product of inner products (module
+    docstring, step 2; :class:`_PairDistance`): no per-edge Möbius addition is formed. Euclidean:
+    :math:`2\|q - k\|`.
+    """
+    q2, k2 = (q * q).sum(-1, keepdim=True), (k * k).sum(-1).unsqueeze(-2)  # [B, H, V, 1], [B, H, 1, V]
+    dot = q @ k.transpose(-1, -2)  # [B, H, V, V]
+    return _PairDistance.apply(dot, q2, k2, 0.0 if euclidean else float(c))
+
+
+def dense_gated_attention(scores: Tensor, log_gates: Tensor) -> Tensor:
+    r""":func:`gated_attention` on dense ``[..., V, V]`` scores (row = destination), with the gates as
+    logarithms: :math:`\alpha_{vu} g_{vu}/\sum_{u'}\alpha_{vu'}g_{vu'} = \mathrm{softmax}_u(s_{vu} + \log g_{vu})`,
+    and :math:`\log g = -\infty` off the edges (so the edge mask is part of the gates)."""
+    return torch.softmax(scores + log_gates, dim=-1)
+
+
+def aggregate_dense(v: Tensor, alpha: Tensor, c: float, euclidean: bool = False) -> Tensor:
+    r""":func:`aggregate` with dense weights ``alpha [B, H, V, V]`` (row = destination) for values on the
+    *source nodes* ``v [B, H, V, o]`` (ball points).
+
+    Klein coordinates :math:`\kappa(v_u)` and Lorentz factors :math:`\gamma_u` are computed once per node;
+    the Einstein midpoint :math:`m_v = \sum_u \alpha_{vu}\gamma_u\kappa_u / \sum_u \alpha_{vu}\gamma_u` is
+    two batched matrix products; back to the ball with :math:`p = \kappa/(1 + \sqrt{1 - c\|\kappa\|^2})`,
+    returned as :math:`\log_0 p` ``[B, H, V, o]``. Euclidean: :math:`\sum_u \alpha_{vu} v_u`.
+    """
+    if euclidean:
+        return alpha @ v
+    kv = pm.to_klein(v, c)
+    gamma = (1 - c * (kv * kv).sum(-1, keepdim=True)).clamp_min(MIN_NORM).rsqrt()  # [B, H, V, 1]
+    nd = alpha @ torch.cat([gamma * kv, gamma], -1)  # numerator and denominator in one product
+    mid_k = nd[..., :-1] / nd[..., -1:].clamp_min(torch.finfo(v.dtype).tiny)
+    mid = pm.project(pm.from_klein(pm.project(mid_k, c), c), c)
+    return pm.logmap0(mid, c)
+
+
 def aggregate(values: Tensor, alpha: Tensor, dst: Tensor, num_nodes: int, c: float, euclidean: bool = False) -> Tensor:
     r"""Attention-weighted aggregation of per-edge values at their destination nodes.
 
@@ -123,6 +240,7 @@ class HyperbolicGraphAttention(nn.Module):
     euclidean : the ``c -> 0`` ablation (Euclidean attention, weighted-mean aggregation).
     dropout : dropout on the tangent-space update (Euclidean, as in the paper).
     edge_messages : translate each message by a learned function of its edge features (step 4).
+    max_radius : the largest hyperbolic radius of an output state (the norm cap is ``max_radius / 2``).
     """
 
     def __init__(
@@ -135,11 +253,15 @@ class HyperbolicGraphAttention(nn.Module):
         euclidean: bool = False,
         dropout: float = 0.0,
         edge_messages: bool = False,
+        max_radius: float = MAX_RADIUS,
     ) -> None:
         super().__init__()
         if not euclidean and not c > 0:
             raise ValueError(f"curvature magnitude c must be > 0 for hyperbolic attention; got {c}")
+        if not max_radius > 0:
+            raise ValueError(f"max_radius must be > 0; got {max_radius}")
         self.dim, self.heads, self.head_dim, self.c, self.euclidean = dim, heads, head_dim, float(c), euclidean
+        self.max_norm = max_radius / 2.0  # d(0, exp_0(v)) = 2 |v| for every c
         self.kernel = nn.Parameter(torch.randn(3, heads, head_dim, dim) / dim**0.5)  # q, k, v base kernels
         self.bias = nn.Parameter(torch.zeros(3, heads, head_dim))
         self.edge_bias = nn.Linear(edge_dim, heads)
@@ -148,39 +270,84 @@ class HyperbolicGraphAttention(nn.Module):
         nn.init.zeros_(self.edge_gate.weight)
         nn.init.constant_(self.edge_gate.bias, 2.0)  # gates start near 1 (plain softmax attention)
         self.out = nn.Linear(heads * head_dim, dim)
-        self.norm1 = nn.LayerNorm(dim)
+        self.norm = nn.LayerNorm(dim)
         self.ffn = nn.Sequential(nn.Linear(dim, 2 * dim), nn.SiLU(), nn.Linear(2 * dim, dim))
-        self.norm2 = nn.LayerNorm(dim)
         self.drop = nn.Dropout(dropout)
 
     def to_tangent(self, x: Tensor) -> Tensor:
-        """``sqrt(d) log_0(x)`` of ball points (identity in the Euclidean ablation)."""
-        return x if self.euclidean else pm.logmap0(x, self.c) * self.dim**0.5
+        r"""The tangent state :math:`s = \log_0 x` (identity in the Euclidean ablation)."""
+        return x if self.euclidean else pm.logmap0(x, self.c)
 
-    def to_ball(self, h: Tensor) -> Tensor:
-        """``exp_0(h / sqrt(d))``, projected into the ball (identity in the Euclidean ablation).
+    def to_ball(self, s: Tensor) -> Tensor:
+        r""":math:`\exp_0(\mathrm{cap}(s))`, projected into the ball (the capped tangent vector itself
+        in the Euclidean ablation)."""
+        s = cap_norm(s, self.max_norm)
+        return s if self.euclidean else pm.project(pm.expmap0(s, self.c), self.c)
 
-        The LayerNorm-ed tangent stream has norm ~ sqrt(d); scaling by 1/sqrt(d) keeps the points at
-        hyperbolic radius ~ 1 instead of saturating at the ball's boundary (the inverse scaling in
-        :meth:`to_tangent` keeps the residual stream consistent).
+    def edge_terms(self, edge_feat: Tensor, edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Any]:
+        r"""Dense edge terms from edge features ``[B', E, F]`` (``B' = 1`` for features shared by the
+        batch: computed once, broadcast over the graphs): the edge bias plus the log-gate,
+        :math:`b_{uv} + \log\sigma(\cdot)`, as ``[B', H, V, V]`` (row = destination; ``-inf`` off the
+        edges), and (``edge_messages``) the per-edge message offsets ``[B', H, E, head_dim]``.
+
+        Raises
+        ------
+        ValueError
+            If a node has no incoming edge (its attention would be empty) or an ordered pair repeats.
         """
-        return h if self.euclidean else pm.project(pm.expmap0(h / self.dim**0.5, self.c), self.c)
+        Bp, E = edge_feat.shape[:2]
+        V, H = num_nodes, self.heads
+        src, dst = edge_index[0], edge_index[1]
+        flat = dst * V + src
+        if torch.bincount(dst, minlength=V).min() < 1:
+            raise ValueError("every node needs an incoming edge (add self-loops)")
+        if flat.unique().numel() != E:
+            raise ValueError("edge_index repeats an ordered node pair; the dense attention needs at most one")
+        term = (self.edge_bias(edge_feat) + F.logsigmoid(self.edge_gate(edge_feat))).permute(0, 2, 1)  # [B', H, E]
+        dense = torch.full((Bp, H, V * V), float("-inf"), dtype=term.dtype, device=term.device)
+        dense = dense.scatter(2, flat.expand(Bp, H, E), term).view(Bp, H, V, V)
+        ev = None
+        if self.edge_value is not None:
+            ev = self.edge_value(edge_feat).view(Bp, E, H, self.head_dim).permute(0, 2, 1, 3)
+        return dense, ev
+
+    def qkv(self, x: Tensor, kernels: Tensor | None) -> Tensor:
+        """Queries, keys and values ``[3, B, H, V, head_dim]`` of node states ``x [B, V, d]``: one
+        ``log_0``, one einsum over the stacked kernels, one Möbius translation by the biases."""
+        B, V, d = x.shape
+        H, o = self.heads, self.head_dim
+        if kernels is None:
+            W = self.kernel.reshape(1, 3 * H, o, d).expand(B, -1, -1, -1)
+        else:
+            W = kernels.reshape(B, 3 * H, o, d)
+        h = x if self.euclidean else pm.logmap0(x, self.c)
+        # one [V, d] x [d, 3H * o] product per graph (not 3H products with o = head_dim columns each)
+        y = torch.bmm(h, W.reshape(B, 3 * H * o, d).transpose(1, 2)).view(B, V, 3 * H, o).transpose(1, 2)
+        b = self.bias.reshape(1, 3 * H, 1, o)
+        if self.euclidean:
+            y = y + b
+        else:
+            y = pm.mobius_add(pm.expmap0(y, self.c), pm.expmap0(b, self.c), self.c)
+        return y.view(B, 3, H, V, o).transpose(0, 1).contiguous()  # q, k, v each contiguous
 
     def forward(
         self,
         x: Tensor,
         edge_index: Tensor,
-        edge_feat: Tensor,
+        edge_feat: Tensor | None = None,
         kernels: Tensor | None = None,
         return_attention: bool = False,
+        edge_terms: tuple[Tensor, Any] | None = None,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """Update node states.
 
         Parameters
         ----------
         x : ``[B, V, d]`` node states (ball points; tangent vectors when ``euclidean``).
-        edge_index : ``[2, E]`` long, shared by the batch; row 0 = source, row 1 = destination.
-        edge_feat : ``[B, E, edge_dim]`` edge features (edge bias and gate inputs).
+        edge_index : ``[2, E]`` long, shared by the batch; row 0 = source, row 1 = destination (at most
+            one edge per ordered pair).
+        edge_feat : ``[B, E, edge_dim]`` (or ``[1, E, edge_dim]``, shared) edge features; not needed
+            when ``edge_terms`` (:meth:`edge_terms` of them, computed once) is given.
         kernels : optional ``[B, 3, H, head_dim, d]`` per-graph q/k/v kernels (GTH-GMN's evolved
             kernels); ``None`` uses this layer's own static kernels.
         return_attention : also return the attention weights ``[B, H, E]`` (sum to 1 per destination).
@@ -191,28 +358,29 @@ class HyperbolicGraphAttention(nn.Module):
         if edge_index.dim() != 2 or edge_index.shape[0] != 2:
             raise ValueError(f"edge_index must be [2, E]; got {tuple(edge_index.shape)}")
         E = edge_index.shape[1]
-        if edge_feat.shape[:2] != (B, E):
-            raise ValueError(f"edge_feat must be [B={B}, E={E}, F]; got {tuple(edge_feat.shape)}")
-        src, dst = edge_index[0], edge_index[1]
-        if kernels is None:
-            kernels = self.kernel.unsqueeze(0).expand(B, *self.kernel.shape)
-        q, k, v = (hyperbolic_affine(x, kernels[:, i], self.bias[i], self.c, self.euclidean) for i in range(3))
-        qd, ks = q.index_select(2, dst), k.index_select(2, src)  # [B, H, E, dh]; index_add backward
-        if self.euclidean:
-            dist = 2.0 * (qd - ks).norm(dim=-1)
-        else:
-            dist = pm.dist(qd, ks, self.c)
-        scores = -dist + self.edge_bias(edge_feat).permute(0, 2, 1)
-        gates = torch.sigmoid(self.edge_gate(edge_feat)).permute(0, 2, 1)
-        alpha = gated_attention(scores, gates, dst, V)  # [B, H, E]
-        vs = v.index_select(2, src)  # [B, H, E, dh]
-        if self.edge_value is not None:  # edge-conditioned message: v_u (+) exp_0(A e_uv)
-            ev = self.edge_value(edge_feat).view(B, E, self.heads, self.head_dim).permute(0, 2, 1, 3)
+        if edge_terms is None:
+            if edge_feat is None or edge_feat.shape[1] != E or edge_feat.shape[0] not in (1, B):
+                got = None if edge_feat is None else tuple(edge_feat.shape)
+                raise ValueError(f"edge_feat must be [B={B} or 1, E={E}, F]; got {got}")
+            edge_terms = self.edge_terms(edge_feat, edge_index, V)
+        edge_term, ev = edge_terms
+        q, k, v = self.qkv(x, kernels)
+        alpha = dense_gated_attention(-pairwise_distance(q, k, self.c, self.euclidean), edge_term)  # row = dst
+        if ev is not None:  # edge-conditioned message: v_u (+) exp_0(A e_uv), formed per edge
+            src, dst = edge_index[0], edge_index[1]
+            a_e = alpha.reshape(B, self.heads, V * V)[:, :, dst * V + src]
+            vs = v.index_select(2, src)
+            ev = ev.expand(B, -1, -1, -1)
             vs = vs + ev if self.euclidean else pm.project(pm.mobius_add(vs, pm.expmap0(ev, self.c), self.c), self.c)
-        m_tan = aggregate(vs, alpha, dst, V, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
+            m_tan = aggregate(vs, a_e, dst, V, self.c, self.euclidean)
+        else:
+            m_tan = aggregate_dense(v, alpha, self.c, self.euclidean)  # [B, H, V, dh] tangent at 0
         H, dh = self.heads, self.head_dim
-        h = self.to_tangent(x)
-        h = self.norm1(h + self.drop(self.out(m_tan.permute(0, 2, 1, 3).reshape(B, V, H * dh))))
-        h = self.norm2(h + self.drop(self.ffn(h)))
-        out = self.to_ball(h)
-        return (out, alpha) if return_attention else out
+        s = self.to_tangent(x)
+        s = s + self.drop(self.out(m_tan.permute(0, 2, 1, 3).reshape(B, V, H * dh)))
+        s = s + self.drop(self.ffn(self.norm(s)))
+        out = self.to_ball(s)
+        if return_attention:
+            src, dst = edge_index[0], edge_index[1]
+            return out, alpha.reshape(B, self.heads, V * V)[:, :, dst * V + src]
+        return out

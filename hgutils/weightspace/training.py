@@ -341,26 +341,18 @@ class ReconstructionTask(MetaNetTask):
         return True  # the base coordinates are refined from the first step
 
     def _recon_loss(self, idx: Tensor) -> dict[str, float]:
+        """The model's full-graph reconstruction loss (``model.recon_loss``) averaged over ``idx``."""
         was = self.model.training
         self.model.eval()
-        w = self.model.recon_weights()
-        tot, n = 0.0, 0
-        parts: dict[str, float] = {}
-        with torch.no_grad():
-            for b in _batches(idx, self.cfg.eval_batch_size):
-                batch = to_device(self.data[b], self.dev)
-                z, _ = self.model.node_states(batch)
-                B, T, V, d = z.shape
-                zf = z.reshape(B * T, V, d)
-                terms = self.model.full_recon_terms(
-                    zf, self.model._tangent(zf), batch, batch.edge_weight.reshape(B * T, -1)
-                )
-                for k, v in terms.items():
-                    parts[k] = parts.get(k, 0.0) + float(v) * len(b)
-                tot += float(sum(w.get(k, 0.0) * v for k, v in terms.items())) * len(b)
-                n += len(b)
+        tot: dict[str, float] = {}
+        n = 0
+        for b in _batches(idx, self.cfg.eval_batch_size):
+            parts = self.model.recon_loss(to_device(self.data[b], self.dev))
+            for k, v in parts.items():
+                tot[k] = tot.get(k, 0.0) + v * len(b)
+            n += len(b)
         self.model.train(was)
-        return {"loss": tot / n, **{k: v / n for k, v in parts.items()}}
+        return {k: v / n for k, v in tot.items()}
 
     def evaluate(self) -> dict[str, float]:
         return self._recon_loss(self.va)

@@ -1,0 +1,363 @@
+r"""GTH-GMN's decoders and reconstruction losses (GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak, §method).
+
+Node coordinates ``z [M, V, d]`` on the ball (``M`` graphs: networks x snapshots), their tangent
+features :math:`X = \log_0 z` and the trained weights ``w [M, P]`` of the ``P`` parameter pairs
+(:class:`~.links.PairSets`):
+
+- **signed-weight head** (:class:`SignedWeightHead`): :math:`s_u = f_\sigma(X_u)`, :math:`k_u = f_\kappa(X_u)`,
+  :math:`\alpha_{uv} = \alpha_0 + \delta_\alpha\tanh(\mathrm{MLP}([X_u, X_v, e_{uv}]))`,
+  :math:`\log|\hat w_{uv}| = \log\nu + s_u + s_v - (1 - \alpha_{uv}/d)(k_u + k_v) - \alpha_{uv}\log d_c(z_u, z_v)`,
+  sign logit :math:`\beta\,\lambda_{z_u}\langle\log_{z_u} z_v, \xi_u\rangle` (:math:`\xi_u = f_\xi(X_u)`;
+  the conformal factor makes the log map's length the geodesic distance),
+  :math:`\hat w = |\hat w|\tanh(\text{sign logit})`;
+- **Fermi-Dirac link decoder** (:class:`FermiDirac`): :math:`\psi = 1/(1 + e^{(d_c - R)/T})`,
+  learnable ``R, T``, scored by the balanced BCE (:func:`~.links.balanced_bce`) of the reading's
+  edges against its negatives (:mod:`.links`);
+- **losses**: link BCE, log-magnitude MSE and sign BCE over the nonzero weights, the slope prior
+  :math:`(\alpha - \alpha_0)^2`, the ranking hinge "stronger edge => shorter distance" (margin
+  annealed from 0), temporal smoothness :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2`.
+  :func:`sampled_terms` (stage 1: sampled pairs, negatives with a same-layer curriculum) and
+  :func:`full_terms` (stage 2 and the metrics: every pair) compute them;
+  :func:`reconstruction_metrics` reports them against the baselines a decoder must beat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from hgutils.manifolds import poincare as pm
+from hgutils.manifolds.numerics import MIN_NORM
+from hgutils.nn.hyperbolic_attention import pairwise_distance
+from hgutils.weightspace.metanets.gth_gmn.links import (
+    PairSets,
+    auc_by_negative_kind,
+    balanced_bce,
+    edge_labels,
+    edge_sets,
+)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Distances and maps on the ball of curvature ``-c`` (or, ``euclidean``, their ``c -> 0`` limits)."""
+
+    c: float
+    euclidean: bool = False
+
+    def dist(self, x: Tensor, y: Tensor) -> Tensor:
+        return 2.0 * (x - y).norm(dim=-1) if self.euclidean else pm.dist(x, y, self.c)
+
+    def tangent(self, z: Tensor) -> Tensor:
+        return z if self.euclidean else pm.logmap0(z, self.c)
+
+    def scaled_log(self, x: Tensor, y: Tensor, d: Tensor) -> Tensor:
+        r""":math:`\lambda_x \log_x y` given :math:`d = d_c(x, y)`: the log map scaled by the conformal factor
+        is :math:`d\,\hat w` with :math:`\hat w` the direction of :math:`(-x)\oplus_c y` (since
+        :math:`\|\log_x y\| = d/\lambda_x`), so no artanh or conformal factor is formed. Euclidean:
+        :math:`y - x`."""
+        if self.euclidean:
+            return y - x
+        w = pm.mobius_add(-x, y, self.c)
+        return w * (d / w.norm(dim=-1).clamp_min(MIN_NORM)).unsqueeze(-1)
+
+
+def all_pair_distances(z: Tensor, geom: Geometry) -> Tensor:
+    """Distances of every node pair of every graph, ``z [M, V, d]`` -> ``[M, V * V]`` (entry ``u V + v``):
+    one batched matrix product of inner products (:func:`hgutils.nn.hyperbolic_attention.pairwise_distance`).
+    Sampled pairs then cost one scalar gather each instead of two gathered coordinate vectors."""
+    M, V, _ = z.shape
+    zz = z.unsqueeze(1)
+    return pairwise_distance(zz, zz, geom.c, geom.euclidean).reshape(M, V * V)
+
+
+def take(z: Tensor, idx: Tensor) -> Tensor:
+    """Node gather: ``z [M, V, d]`` with ``idx [k]`` (shared) or ``[M, k]`` (per graph) -> ``[M, k, d]``."""
+    if idx.dim() == 1:
+        return z.index_select(1, idx)
+    return z.gather(1, idx[..., None].expand(-1, -1, z.shape[-1]))
+
+
+class SignedWeightHead(nn.Module):
+    """The signed-weight head (module docstring): per-pair log-magnitude and sign logit."""
+
+    def __init__(self, dim: int, edge_attr_dim: int, alpha0: float = 1.0, delta_alpha: float = 0.5) -> None:
+        super().__init__()
+        self.dim, self.alpha0, self.delta_alpha = dim, float(alpha0), float(delta_alpha)
+        self.f_sigma = nn.Linear(dim, 1)
+        self.f_kappa = nn.Linear(dim, 1)
+        self.f_xi = nn.Linear(dim, dim)
+        self.slope_mlp = nn.Sequential(nn.Linear(2 * dim + edge_attr_dim, dim), nn.SiLU(), nn.Linear(dim, 1))
+        self.log_nu = nn.Parameter(torch.zeros(()))
+        self.beta = nn.Parameter(torch.ones(()))
+
+    def statics(self, X: Tensor, src: Tensor, dst: Tensor, attr: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        r"""The parts that depend on the node features only: ``(base [M, k], alpha [M, k], xi [M, V, d])``,
+        :math:`\mathrm{base} = \log\nu + s_u + s_v - (1 - \alpha_{uv}/d)(k_u + k_v)` and the nodes'
+        :math:`\xi = f_\xi(X)`; computed once when the coordinates are refined with ``X`` fixed.
+        ``src, dst`` are ``[k]`` (shared) or ``[M, k]``."""
+        Xu, Xv = take(X, src), take(X, dst)
+        s = self.f_sigma(X).squeeze(-1)
+        kap = self.f_kappa(X).squeeze(-1)
+        su, sv = (s.gather(1, i) if i.dim() == 2 else s[:, i] for i in (src, dst))
+        ku, kv = (kap.gather(1, i) if i.dim() == 2 else kap[:, i] for i in (src, dst))
+        a = attr.to(X.dtype)
+        a = a.expand(X.shape[0], -1, -1) if a.dim() == 2 else a
+        alpha = self.alpha0 + self.delta_alpha * torch.tanh(self.slope_mlp(torch.cat([Xu, Xv, a], -1)).squeeze(-1))
+        base = self.log_nu + su + sv - (1 - alpha / self.dim) * (ku + kv)
+        return base, alpha, self.f_xi(X)
+
+    def at(
+        self,
+        z: Tensor,
+        src: Tensor,
+        dst: Tensor,
+        statics: tuple[Tensor, Tensor, Tensor],
+        geom: Geometry,
+        d: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``(log|w_hat|, sign logit, alpha, distance)`` of pairs ``src -> dst`` at coordinates ``z``
+        (``d``: their distances, if already computed)."""
+        base, alpha, xi = statics
+        zu, zv = take(z, src), take(z, dst)
+        d = geom.dist(zu, zv) if d is None else d
+        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
+        sign_logit = self.beta * (geom.scaled_log(zu, zv, d) * take(xi, src)).sum(-1)
+        return log_mag, sign_logit, alpha, d
+
+    def at_all_pairs(
+        self, z: Tensor, src: Tensor, dst: Tensor, statics: tuple[Tensor, Tensor, Tensor], geom: Geometry, D: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        r"""``(log|w_hat|, sign logit)`` of the shared pairs ``src -> dst`` ``[k]`` from node-level quantities
+        and ``V x V`` inner-product matrices, without gathering a coordinate vector per pair.
+
+        ``D [M, V * V]``: :func:`all_pair_distances`. With :math:`x = z_u`, :math:`y = z_v`,
+        :math:`(-x)\oplus_c y = \frac{-(1 - 2c\langle x,y\rangle + c\|y\|^2)\,x + (1 - c\|x\|^2)\,y}
+        {1 - 2c\langle x,y\rangle + c^2\|x\|^2\|y\|^2}` and :math:`\|(-x)\oplus_c y\| =
+        \tanh(\sqrt c\,d/2)/\sqrt c`, the sign logit :math:`\beta\lambda_x\langle\log_x y, \xi_u\rangle =
+        \beta d\,\langle (-x)\oplus_c y, \xi_u\rangle / \|(-x)\oplus_c y\|` needs only
+        :math:`\langle x, y\rangle`, :math:`\langle x, \xi_u\rangle` and :math:`\langle y, \xi_u\rangle`
+        (two batched matrix products). Euclidean: :math:`\beta(\langle y,\xi_u\rangle - \langle x,\xi_u\rangle)`.
+        """
+        base, alpha, xi = statics
+        M, V, _ = z.shape
+        flat = src * V + dst
+        d = D[:, flat]
+        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
+        y_xi = torch.bmm(xi, z.transpose(1, 2)).reshape(M, V * V)[:, flat]  # <z_v, xi_u>
+        x_xi = (xi * z).sum(-1)[:, src]  # <z_u, xi_u>
+        if geom.euclidean:
+            return log_mag, self.beta * (y_xi - x_xi)
+        c = geom.c
+        n2 = (z * z).sum(-1)
+        x2, y2 = n2[:, src], n2[:, dst]
+        xy = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V)[:, flat]
+        a = 1 - 2 * c * xy + c * y2
+        den = (1 - 2 * c * xy + c * c * x2 * y2).clamp_min(MIN_NORM)
+        w_xi = (-a * x_xi + (1 - c * x2) * y_xi) / den
+        w_norm = (torch.tanh(0.5 * c**0.5 * d) / c**0.5).clamp_min(MIN_NORM)
+        return log_mag, self.beta * d * w_xi / w_norm
+
+
+class FermiDirac(nn.Module):
+    r"""Fermi-Dirac link decoder :math:`\psi(d) = 1/(1 + e^{(d - R)/T})` with learnable ``R`` and ``T > 0``."""
+
+    def __init__(self, r: float = 2.0, t: float = 1.0) -> None:
+        super().__init__()
+        self.r = nn.Parameter(torch.tensor(float(r)))
+        self.t_raw = nn.Parameter(torch.tensor(float(t)).expm1().log())  # softplus^-1
+
+    @property
+    def temperature(self) -> Tensor:
+        return F.softplus(self.t_raw) + 1e-3
+
+    def logit(self, d: Tensor) -> Tensor:
+        r""":math:`(R - d)/T` (``sigmoid`` of it is :math:`\psi`)."""
+        return (self.r - d) / self.temperature
+
+    def probability(self, d: Tensor) -> Tensor:
+        return pm.fermi_dirac(d, self.r, self.temperature)
+
+
+def parameter_values(edge_weight: Tensor, P: int) -> Tensor:
+    """The trained weights ``[..., P]`` of symmetrised edge weights ``[..., 2P]`` (``2 x`` the forward half;
+    exact: scaling by 2 is exact in binary floating point)."""
+    return 2.0 * edge_weight[..., :P]
+
+
+def _mag_sign(log_mag: Tensor, sign_logit: Tensor, w: Tensor) -> dict[str, Tensor]:
+    nz = (w != 0).to(log_mag.dtype)
+    n = nz.sum().clamp_min(1.0)
+    mag = (((log_mag - torch.log(w.abs().clamp_min(MIN_NORM))) ** 2) * nz).sum() / n
+    sign = (F.binary_cross_entropy_with_logits(sign_logit, (w > 0).to(log_mag.dtype), reduction="none") * nz).sum() / n
+    return {"mag": mag, "sign": sign}
+
+
+def sampled_terms(
+    z: Tensor,
+    X: Tensor,
+    w: Tensor,
+    attr: Tensor,
+    pairs: PairSets,
+    head: SignedWeightHead,
+    fd: FermiDirac,
+    geom: Geometry,
+    cfg: Any,
+    progress: float,
+    z_prev: Tensor | None = None,
+    generator: torch.Generator | None = None,
+    sets: tuple[Tensor, Tensor] | None = None,
+) -> dict[str, Tensor]:
+    """Stage-1 reconstruction terms of one snapshot of ``M`` graphs (``cfg``: a ``GTHGMNConfig``).
+
+    Link: ``cfg.aux_edges`` edges per graph of the reading (``cfg.link_reading``; drawn with
+    replacement) against ``neg_per_pos`` times as many draws of negatives, a share
+    ``neg_hard_max * progress`` of them same-layer pairs (the curriculum), the rest drawn uniformly
+    from the pair table and kept when they are negatives of the reading (:func:`~.links.edge_sets`;
+    ``sets`` if precomputed). Magnitude, sign, slope and ranking:
+    ``cfg.aux_edges`` parameter pairs drawn uniformly (one draw shared by the batch). Distances come
+    from one all-pairs matrix per graph (:func:`all_pair_distances`). Samples come from ``generator`` (CPU).
+    """
+    M, dev = z.shape[0], z.device
+    P = pairs.P
+    terms: dict[str, Tensor] = {}
+    prog = min(max(progress, 0.0), 1.0)
+    # -- link: edges vs negatives (indices into the pair table [parameter pairs, reading's negatives])
+    V = z.shape[1]
+    extra = pairs.negatives(cfg.link_reading)
+    table = torch.cat([pairs.src * V + pairs.dst, extra[0] * V + extra[1]])
+    edges, is_neg = sets if sets is not None else edge_sets(w, pairs, cfg.link_reading, cfg.link_q)
+    n_pos = min(cfg.aux_edges, edges.shape[1])
+    n_neg = max(1, int(round(cfg.neg_per_pos * n_pos)))
+    n_hard = int(round(cfg.neg_hard_max * prog * n_neg)) if pairs.same.shape[1] else 0
+    pos_flat = table[edges.gather(1, torch.randint(edges.shape[1], (M, n_pos), generator=generator).to(dev))]
+    draw = torch.randint(table.shape[0], (M, n_neg - n_hard), generator=generator).to(dev)
+    neg_mask = is_neg.gather(1, draw)  # a drawn edge is not a negative: left out
+    neg_flat = table[draw]
+    if n_hard:
+        h = torch.randint(pairs.same.shape[1], (M, n_hard), generator=generator).to(dev)
+        neg_flat = torch.cat([neg_flat, (pairs.same[0] * V + pairs.same[1])[h]], 1)
+        neg_mask = torch.cat([neg_mask, torch.ones(M, n_hard, dtype=torch.bool, device=dev)], 1)
+    D = all_pair_distances(z, geom)
+    d_pos, d_neg = D.gather(1, pos_flat), D.gather(1, neg_flat)
+    ones = torch.ones_like(d_pos, dtype=torch.bool)
+    terms["link"] = balanced_bce(fd.logit(d_pos), ones, fd.logit(d_neg), neg_mask)
+    # -- magnitude, sign, slope, ranking on uniformly drawn parameter pairs
+    n = min(cfg.aux_edges, P)
+    eid = torch.randperm(P, generator=generator)[:n].to(dev)
+    src, dst, we = pairs.src[eid], pairs.dst[eid], w[:, eid]
+    statics = head.statics(X, src, dst, attr[eid])
+    log_mag, sign_logit, alpha, d = head.at(z, src, dst, statics, geom, D[:, src * V + dst])
+    terms.update(_mag_sign(log_mag, sign_logit, we))
+    terms["slope"] = ((alpha - cfg.alpha0) ** 2).mean()
+    perm = torch.randperm(n, generator=generator).to(dev)
+    nz = (we != 0).to(z.dtype)
+    y = torch.sign(we.abs() - we.abs()[:, perm]) * nz * nz[:, perm]
+    hinge = F.relu(cfg.rank_margin * prog + y * (d - d[:, perm])) * y.abs()
+    terms["rank"] = hinge.sum() / y.abs().sum().clamp_min(1.0)
+    if z_prev is not None:
+        terms["smooth"] = (geom.dist(z, z_prev) ** 2).mean()
+    return terms
+
+
+def full_terms(
+    z: Tensor,
+    X: Tensor,
+    w: Tensor,
+    attr: Tensor,
+    pairs: PairSets,
+    head: SignedWeightHead,
+    fd: FermiDirac,
+    geom: Geometry,
+    reading: str,
+    q: float,
+    statics: tuple[Tensor, Tensor, Tensor] | None = None,
+    labels: Tensor | None = None,
+) -> dict[str, Tensor]:
+    """Deterministic reconstruction terms of graphs ``z [M, V, d]`` over *every* pair: the link BCE
+    of every edge of the reading against every one of its negatives (balanced), and the magnitude and
+    sign terms over every nonzero weight -- the stage-2 objective and the metrics' basis.
+    ``statics``/``labels``: :meth:`SignedWeightHead.statics` and :func:`~.links.edge_labels`, if
+    already computed."""
+    statics = statics if statics is not None else head.statics(X, pairs.src, pairs.dst, attr)
+    lab = labels if labels is not None else edge_labels(w, pairs, reading, q)
+    V = z.shape[1]
+    D = all_pair_distances(z, geom)
+    log_mag, sign_logit = head.at_all_pairs(z, pairs.src, pairs.dst, statics, geom, D)
+    extra = pairs.negatives(reading)
+    d, d_neg = D[:, pairs.src * V + pairs.dst], D[:, extra[0] * V + extra[1]]
+    lp = fd.logit(d)
+    link = balanced_bce(
+        lp, lab, torch.cat([lp, fd.logit(d_neg)], 1), torch.cat([~lab, torch.ones_like(d_neg, dtype=torch.bool)], 1)
+    )
+    return {"link": link, **_mag_sign(log_mag, sign_logit, w)}
+
+
+@torch.no_grad()
+def reconstruction_metrics(
+    z: Tensor,
+    X: Tensor,
+    w: Tensor,
+    attr: Tensor,
+    pairs: PairSets,
+    head: SignedWeightHead,
+    fd: FermiDirac,
+    geom: Geometry,
+    reading: str,
+    q: float,
+) -> dict[str, float]:
+    """How well coordinates ``z [B, T, V, d]`` reconstruct the weights ``w [B, T, P]``, beside the
+    baselines a decoder must beat (over every pair of every graph):
+
+    - ``link_bce`` (uninformative decoder: :math:`2\\ln 2`), ``link_auc`` ("closer = edge"; 0.5 =
+      uninformative) and ``link_auc_<kind>`` against each kind of negative (:mod:`.links`);
+    - ``sign_acc`` vs ``sign_majority`` (the per-layer-block majority sign at each snapshot, pooled
+      over the networks evaluated);
+    - ``mag_r2`` (1 - MSE / variance of :math:`\\log|w|`) vs ``mag_r2_block_mean`` (predicting each
+      weight's log-magnitude by its layer block's mean at that snapshot, pooled over the networks).
+    """
+    B, T, V, dim = z.shape
+    zf, Xf, wf = z.reshape(B * T, V, dim), X.reshape(B * T, V, dim), w.reshape(B * T, -1)
+    lab = edge_labels(wf, pairs, reading, q)
+    terms = full_terms(zf, Xf, wf, attr, pairs, head, fd, geom, reading, q, labels=lab)
+    statics = head.statics(Xf, pairs.src, pairs.dst, attr)
+    D = all_pair_distances(zf, geom)
+    log_mag, sign_logit = head.at_all_pairs(zf, pairs.src, pairs.dst, statics, geom, D)
+    d = D[:, pairs.src * V + pairs.dst]
+    d_same, d_other = D[:, pairs.same[0] * V + pairs.same[1]], D[:, pairs.other[0] * V + pairs.other[1]]
+    aucs = auc_by_negative_kind(d, lab, d_same, d_other, reading)
+    nz = wf != 0
+    sign_acc = float(((sign_logit > 0) == (wf > 0))[nz].double().mean())
+    lw = torch.log(wf.abs().clamp_min(MIN_NORM)).double()
+    var = float(lw[nz].var(unbiased=False).clamp_min(1e-30))
+    mse = float(((log_mag.double() - lw) ** 2)[nz].mean())
+    # baselines from the per-(block, snapshot) statistics pooled over the B networks
+    wb = w.reshape(B, T, -1)
+    lwb = lw.reshape(B, T, -1)
+    nzb = nz.reshape(B, T, -1)
+    block_mean = torch.zeros_like(lwb)
+    majority = torch.zeros_like(lwb, dtype=torch.bool)
+    for start, stop in pairs.bounds:
+        sl = slice(start, stop)
+        m = nzb[:, :, sl].double()
+        mean = (lwb[:, :, sl] * m).sum((0, 2)) / m.sum((0, 2)).clamp_min(1.0)  # [T]
+        block_mean[:, :, sl] = mean[None, :, None]
+        share_pos = ((wb[:, :, sl] > 0).double() * m).sum((0, 2)) / m.sum((0, 2)).clamp_min(1.0)
+        majority[:, :, sl] = (share_pos >= 0.5)[None, :, None]
+    mse_base = float(((block_mean - lwb) ** 2)[nzb].mean())
+    sign_major = float((majority == (wb > 0))[nzb].double().mean())
+    out = {
+        "link_bce": float(terms["link"]),
+        "link_auc": aucs["all"],
+        **{f"link_auc_{k}": v for k, v in aucs.items() if k != "all"},
+        "sign_acc": sign_acc,
+        "sign_majority": sign_major,
+        "mag_r2": 1 - mse / var,
+        "mag_r2_block_mean": 1 - mse_base / var,
+    }
+    return {k: (float(v) if not (isinstance(v, float) and math.isnan(v)) else math.nan) for k, v in out.items()}
