@@ -208,15 +208,15 @@ def init_weights(
     2020, arXiv:2002.11448: ``w_init`` and ``init_std`` are sampled hyperparameters; ``init_std`` is
     used only by the random / truncated normal schemes, as in the zoo's training script).
 
-    With :math:`n_\text{in}, n_\text{out}` the fans (``kernel area x channels`` for a convolution):
+    With :math:`n_\\text{in}, n_\\text{out}` the fans (``kernel area x channels`` for a convolution):
 
-    - ``"he_normal"`` -- truncated normal (at 2 sd) of std :math:`\\sqrt{2/n_\text{in}}`;
-    - ``"he_uniform"`` -- :math:`U(\\pm\\sqrt{6/n_\text{in}})`, std :math:`\\sqrt{2/n_\text{in}}`;
-    - ``"glorot_normal"`` -- truncated normal of std :math:`\\sqrt{2/(n_\text{in}+n_\text{out})}`;
-    - ``"glorot_uniform"`` -- :math:`U(\\pm\\sqrt{6/(n_\text{in}+n_\text{out})})`, the same std;
-    - ``"random_normal"`` -- :math:`\\mathcal{N}(0, \text{std}^2)`;
-    - ``"truncated_normal"`` -- :math:`\\mathcal{N}(0, \text{std}^2)` truncated at 2 std (so its std is
-      :math:`0.8796\\,\text{std}`, as Keras' ``TruncatedNormal``).
+    - ``"he_normal"`` -- truncated normal (at 2 sd) of std :math:`\\sqrt{2/n_\\text{in}}`;
+    - ``"he_uniform"`` -- :math:`U(\\pm\\sqrt{6/n_\\text{in}})`, std :math:`\\sqrt{2/n_\\text{in}}`;
+    - ``"glorot_normal"`` -- truncated normal of std :math:`\\sqrt{2/(n_\\text{in}+n_\\text{out})}`;
+    - ``"glorot_uniform"`` -- :math:`U(\\pm\\sqrt{6/(n_\\text{in}+n_\\text{out})})`, the same std;
+    - ``"random_normal"`` -- :math:`\\mathcal{N}(0, \\text{std}^2)`;
+    - ``"truncated_normal"`` -- :math:`\\mathcal{N}(0, \\text{std}^2)` truncated at 2 std (so its std is
+      :math:`0.8796\\,\\text{std}`, as Keras' ``TruncatedNormal``).
 
     The variance-scaling normals divide the pre-truncation std by 0.87962566 (Keras), so the drawn
     weights have exactly the stated std.
@@ -506,7 +506,7 @@ def train_stacked(
         ``"adam"`` (``torch.optim.Adam`` arithmetic, L2 ``weight_decay`` added to the gradient),
         ``"adamw"`` (decoupled decay, ``torch.optim.AdamW``), ``"sgd"`` (``torch.optim.SGD`` with
         ``momentum``, dampening 0) or ``"rmsprop"`` (``torch.optim.RMSprop``, not centred:
-        :math:`v \\leftarrow \alpha v + (1-\alpha) g^2`, :math:`\theta \\leftarrow \theta - \text{lr}\\,
+        :math:`v \\leftarrow \\alpha v + (1-\\alpha) g^2`, :math:`\\theta \\leftarrow \\theta - \\text{lr}\\,
         g / (\\sqrt{v} + \\epsilon)`, with ``momentum`` applied to :math:`g / (\\sqrt{v} + \\epsilon)`; Keras'
         RMSprop is the same arithmetic with ``alpha = rho``).
     lr
