@@ -35,6 +35,7 @@ __all__ = [
     "cifar_claims",
     "cifar_references",
     "classifier_zoo_for",
+    "hyperparameter_summary",
     "paper_table",
     "position_table",
     "reference_table",
@@ -172,6 +173,28 @@ def classifier_zoo_for(
         seed=seed,
         n_test=None,
     )
+
+
+def hyperparameter_summary(zoo: Any) -> pd.DataFrame:
+    """Networks per sampled optimiser / activation / weight initialiser, with their median test
+    accuracy and the share that ends more than 2 points above chance."""
+    acc = zoo.meta["test_acc"]
+    chance = 1.0 / int(zoo.spec.sizes[-1] if hasattr(zoo.spec, "sizes") else zoo.spec.n_classes)
+    rows = []
+    for key, vocab in (("optimizer", "optimizers"), ("activation", "activations"), ("w_init", "w_inits")):
+        for j, name in enumerate(zoo.info[vocab]):
+            sel = zoo.meta[key] == j
+            n = int(sel.sum())
+            rows.append(
+                {
+                    "hyperparameter": key,
+                    "value": name,
+                    "networks": n,
+                    "median test accuracy": round(float(acc[sel].median()), 3) if n else None,
+                    "share > chance + 2 pts": round(float((acc[sel] > chance + 0.02).float().mean()), 2) if n else None,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------------------------
