@@ -42,7 +42,7 @@
 # **Yardsticks inside this zoo.** The paper's τ (0.85–0.93) comes from ~12k CNNs on 32×32 images; an
 # 8×8 MLP zoo cannot be held to those absolute numbers. So the models are placed against references
 # computed on the same zoo and split: boosted trees on the same per-tensor statistics StatNN reads
-# (Unterthiner et al. 2020's strongest simple predictor), trees on the sampled hyperparameters alone
+# (a predictor of Unterthiner et al. 2020, who train LightGBM on them), trees on the sampled hyperparameters alone
 # (what knowing the recipe gives, without the weights), and the label-noise ceiling (how well even a
 # perfect predictor of accuracy could rank networks whose labels are measured on a finite test set).
 #

@@ -5,8 +5,9 @@ and split, and what the label noise allows.
   ``HistGradientBoostingRegressor`` / ``HistGradientBoostingClassifier``) on the per-tensor
   statistics of :func:`hgutils.weightspace.metanets.statnn.tensor_stats` (mean, variance and the
   0/25/50/75/100 % quantiles of every weight and bias tensor; Unterthiner et al. 2020, "Predicting
-  Neural Network Accuracy from Weights", arXiv:2002.11448, §4, whose strongest predictors are
-  boosted trees on these statistics), of the final checkpoint and of every snapshot, and -- for a
+  Neural Network Accuracy from Weights", arXiv:2002.11448, whose released notebook trains boosted
+  trees, LightGBM, on these per-layer statistics; here the mean and variance where they use mean and
+  std), of the final checkpoint and of every snapshot, and -- for a
   zoo with sampled hyperparameters -- on the hyperparameters alone. The tasks are those of
   :func:`hgutils.weightspace.comparison.run_comparison`: ``"classification"`` (accuracy),
   ``"regression"`` (MSE over all outputs; one regressor per output) and ``"accuracy"`` (Kendall
