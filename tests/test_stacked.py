@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hgutils.weightspace.stacked import (
+    WEIGHT_INITS,
     init_mlp,
+    init_weights,
     mlp_forward,
     snapshot_schedule,
     train_stacked,
@@ -126,6 +128,91 @@ def test_per_network_weight_decay_equals_alone(optimizer, cls):
     zero = train_stacked(params, loss_fn, steps=5, optimizer=optimizer, lr=lr, weight_decay=torch.zeros(N))
     plain = train_stacked(params, loss_fn, steps=5, optimizer=optimizer, lr=lr)
     assert torch.equal(zero.params["W0"], plain.params["W0"])
+
+
+@pytest.mark.parametrize(
+    "alpha,eps,momentum,wd,lr",
+    [
+        (0.99, 1e-8, 0.0, 0.0, torch.tensor([1e-3, 3e-3, 1e-2], dtype=torch.float32)),  # torch defaults
+        (0.9, 1e-7, 0.0, 1e-3, 2e-3),  # Keras defaults (rho 0.9, eps 1e-7) with an L2 term
+        (0.9, 1e-7, 0.5, 0.0, 2e-3),  # with momentum
+    ],
+)
+def test_rmsprop_equals_torch_rmsprop(alpha, eps, momentum, wd, lr):
+    """Stacked RMSProp is torch.optim.RMSprop on each network alone (float32, 8 steps, atol 1e-6)."""
+    N, steps = 3, 8
+    params = init_mlp(N, SIZES, generator=torch.Generator().manual_seed(5))
+    x, y = _regression_task(N, seed=6)
+
+    def loss_fn(p):
+        return ((mlp_forward(p, x, "tanh") - y) ** 2).mean(dim=(1, 2))
+
+    res = train_stacked(
+        params,
+        loss_fn,
+        steps=steps,
+        optimizer="rmsprop",
+        lr=lr,
+        alpha=alpha,
+        eps=eps,
+        momentum=momentum,
+        weight_decay=wd,
+    )
+    for i in range(N):
+        net = _sequential(params, i, torch.nn.Tanh())
+        lr_i = float(lr[i]) if isinstance(lr, torch.Tensor) else lr
+        opt = torch.optim.RMSprop(net.parameters(), lr=lr_i, alpha=alpha, eps=eps, momentum=momentum, weight_decay=wd)
+        for _ in range(steps):
+            opt.zero_grad()
+            ((net(x[i]) - y[i]) ** 2).mean().backward()
+            opt.step()
+        for l in range(len(SIZES) - 1):
+            torch.testing.assert_close(res.params[f"W{l}"][i], net[2 * l].weight.detach(), rtol=0, atol=1e-6)
+            torch.testing.assert_close(res.params[f"b{l}"][i], net[2 * l].bias.detach(), rtol=0, atol=1e-6)
+        # the check can fail: RMSProp's first steps move every weight by about lr
+        assert (res.params["W0"][i] - params["W0"][i]).abs().max() > 0.5 * lr_i
+    with pytest.raises(ValueError, match="alpha"):
+        train_stacked(params, loss_fn, steps=1, optimizer="rmsprop", alpha=1.0)
+
+
+@pytest.mark.parametrize("scheme", WEIGHT_INITS)
+def test_keras_weight_init_statistics(scheme):
+    """Each Keras initialiser's std matches its formula (He: sqrt(2/fan_in), Glorot:
+    sqrt(2/(fan_in+fan_out)), random normal: std, truncated normal: 0.8796 std) and its support
+    (uniform bounds, truncation at 2 pre-truncation sd)."""
+    fan_in, fan_out, std = 144, 16, 0.3
+    w = init_weights(scheme, (200, 16, 16, 3, 3), fan_in, fan_out, std=std, generator=torch.Generator().manual_seed(0))
+    want = {
+        "he_normal": math.sqrt(2 / fan_in),
+        "he_uniform": math.sqrt(2 / fan_in),
+        "glorot_normal": math.sqrt(2 / (fan_in + fan_out)),
+        "glorot_uniform": math.sqrt(2 / (fan_in + fan_out)),
+        "random_normal": std,
+        "truncated_normal": 0.87962566 * std,
+    }[scheme]
+    assert w.shape == (200, 16, 16, 3, 3) and w.dtype == torch.float32
+    assert abs(w.std().item() - want) < 0.01 * want  # 460k draws: sampling error ~0.1 %
+    assert abs(w.mean().item()) < 0.01 * want
+    if scheme.endswith("_uniform"):
+        assert w.abs().max() <= want * math.sqrt(3) and w.abs().max() > 0.999 * want * math.sqrt(3)
+    elif scheme == "random_normal":
+        assert w.abs().max() > 4 * std  # untruncated tails
+    else:
+        pre = want / 0.87962566
+        assert w.abs().max() <= 2 * pre + 1e-6 and w.abs().max() > 1.99 * pre
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    assert torch.equal(
+        init_weights(scheme, (4, 5), 5, 4, generator=g1), init_weights(scheme, (4, 5), 5, 4, generator=g2)
+    )
+
+
+def test_keras_weight_init_errors():
+    with pytest.raises(ValueError, match="unknown weight init"):
+        init_weights("lecun_normal", (3, 3), 3, 3)
+    with pytest.raises(ValueError, match="fan_in and fan_out"):
+        init_weights("he_normal", (3, 3), 0, 3)
+    with pytest.raises(ValueError, match="positive std"):
+        init_weights("random_normal", (3, 3), 3, 3, std=0.0)
 
 
 def test_weight_decay_errors():

@@ -241,6 +241,76 @@ def test_classifier_zoo_mlp_and_cnn():
         classifier_zoo("digits", cache=False, arch="cnn", steps=20, T=9, schedule="cnn_zoo")
 
 
+def test_classifier_zoo_samples_small_cnn_zoo_hyperparameters_and_labels_on_the_whole_test_split():
+    """Every network keeps its sampled hyperparameters; RMSProp and the Keras initialisers are among
+    them; the label uses every test image, and the two half accuracies average to it."""
+    from hgutils.data import load_images
+    from hgutils.weightspace.stacked import init_weights
+    from hgutils.weightspace.zoo.classifier import _fans, split_test_halves
+
+    n = 30
+    z = classifier_zoo("digits", cache=False, n_nets=n, steps=30, n_train=200, T=2, batch_size=16)
+    n_te = len(load_images("digits", split="test"))
+    assert z.info["n_test_images"] == n_te  # n_test=None: the whole test split
+    assert z.info["optimizers"] == ["adam", "rmsprop", "sgd"]
+    for k in ("lr", "l2", "dropout", "init_std", "train_fraction", "activation", "optimizer", "w_init"):
+        assert z.meta[k].shape == (n,)
+    assert set(z.meta["optimizer"].tolist()) == {0, 1, 2}  # 30 draws: every optimiser sampled
+    assert len(set(z.meta["w_init"].tolist())) >= 4
+    # the half accuracies are accuracies on n_te // 2 images each and average to the label
+    a, b = z.meta["test_acc_a"], z.meta["test_acc_b"]
+    h = n_te // 2
+    for acc, m in ((a, h), (b, h), (z.meta["test_acc"], n_te)):
+        torch.testing.assert_close(acc * m, (acc * m).round(), rtol=0, atol=1e-3)
+    if n_te % 2 == 0:
+        torch.testing.assert_close((a + b) / 2, z.meta["test_acc"])
+    else:
+        assert torch.all(((a + b) / 2 - z.meta["test_acc"]).abs() <= 1.0 / n_te + 1e-6)
+    ha, hb = split_test_halves(n_te, 0)
+    assert len(set(ha.tolist()) | set(hb.tolist())) == 2 * h and not set(ha.tolist()) & set(hb.tolist())
+    # snapshot 0 is each network's init drawn with its own w_init / init_std (biases zero)
+    for i in range(6):
+        scheme = z.info["w_inits"][int(z.meta["w_init"][i])]
+        g = torch.Generator().manual_seed(int(net_seeds(0, i, i + 1)[0]))
+        ref = init_weights(scheme, (32, 64), *_fans((32, 64)), std=float(z.meta["init_std"][i]), generator=g)
+        torch.testing.assert_close(z.params["W0"][i, 0], ref)
+    assert torch.all(z.params["b1"][:, 0] == 0)
+    assert (z.params["W0"][:, 1] != z.params["W0"][:, 0]).any()  # trained
+
+
+def test_classifier_zoo_init_std_matches_the_schemes_formulas():
+    """Over many networks, each scheme's first-layer std at init is its formula (He sqrt(2/64),
+    Glorot sqrt(2/(64+32)); random / truncated normal follow init_std)."""
+    from hgutils.weightspace.zoo.classifier import ClassifierZooConfig, _init_classifiers, _sample_hparams
+
+    cfg = ClassifierZooConfig(n_nets=200)
+    spec = MLPSpec((64, 32, 32, 10), "relu")
+    hp = _sample_hparams(cfg, 0, 200)
+    p = _init_classifiers(cfg, spec, hp, net_seeds(0, 0, 200))
+    std = p["W0"].flatten(1).std(1)
+    for j, scheme in enumerate(cfg.w_inits):
+        sel = hp["w_init"] == j
+        assert sel.sum() > 10
+        if scheme in ("he_normal", "glorot_normal", "glorot_uniform"):
+            want = math.sqrt(2 / 64) if scheme == "he_normal" else math.sqrt(2 / 96)
+            assert abs(std[sel].mean().item() - want) < 0.02 * want
+        else:
+            ratio = std[sel] / hp["init_std"][sel]
+            want = 1.0 if scheme == "random_normal" else 0.8796
+            assert torch.all((ratio - want).abs() < 0.1)
+
+
+def test_classifier_zoo_errors():
+    with pytest.raises(ValueError, match="optimizers must be among"):
+        classifier_zoo("digits", cache=False, optimizers=("adagrad",))
+    with pytest.raises(ValueError, match="w_inits must be among"):
+        classifier_zoo("digits", cache=False, w_inits=("orthogonal",))
+    with pytest.raises(ValueError, match="n_test must be None"):
+        classifier_zoo("digits", cache=False, n_test=1)
+    with pytest.raises(ValueError, match="test images"):
+        classifier_zoo("digits", cache=False, n_test=100_000)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="unknown dataset"):
         inr_image_zoo("imagenet", cache=False)

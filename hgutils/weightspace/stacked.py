@@ -12,7 +12,9 @@ batched matmul per layer, :math:`h_{l+1} = \\sigma(h_l W_l^\\top + b_l)` for eve
 - :func:`init_mlp` -- per-network initialisation (``nn.Linear`` default, scaled normal, SIREN, the
   DWSNets SIREN variant); ``seeds=`` makes network ``i``'s init depend only on ``seeds[i]``.
 - :func:`mlp_forward` -- stacked forward pass (or a hidden layer's activations, or one network).
-- :func:`train_stacked` -- Adam / AdamW / SGD with per-network state, per-network learning rates and
+- :func:`init_weights` -- the Keras initialisers of the Small CNN Zoo (He / Glorot normal and uniform,
+  random and truncated normal with a given std) for any stacked weight shape.
+- :func:`train_stacked` -- Adam / AdamW / SGD / RMSProp with per-network state, per-network learning rates and
   weight decays, snapshots on a schedule, and per-network early stopping that freezes a network
   (parameters and optimizer state) while the others continue.
 - :func:`snapshot_schedule` -- uniform or log-spaced snapshot steps, always including 0 and ``steps``.
@@ -22,7 +24,8 @@ the trainer differentiates :math:`\\sum_i \\ell_i`; because network ``i``'s para
 :math:`\\ell_i`, the gradient of the sum w.r.t. :math:`\\theta_i` is
 :math:`\\partial \\ell_i / \\partial \\theta_i`.
 Adam's state is elementwise, so per-network Adam is the same arithmetic as ``torch.optim.Adam`` on
-each network alone (tested to 1e-4 relative after 100 steps).
+each network alone (tested to 1e-4 relative after 100 steps); likewise RMSProp and
+``torch.optim.RMSprop`` (tested to 1e-6).
 """
 
 from __future__ import annotations
@@ -39,8 +42,11 @@ from hgutils.train import Budget, TrainTask, train
 __all__ = [
     "ACTIVATIONS",
     "INIT_SCHEMES",
+    "OPTIMIZERS",
     "TrainResult",
+    "WEIGHT_INITS",
     "init_mlp",
+    "init_weights",
     "mlp_forward",
     "n_layers",
     "snapshot_schedule",
@@ -49,7 +55,7 @@ __all__ = [
 
 INIT_SCHEMES: tuple[str, ...] = ("kaiming_uniform", "normal", "siren", "siren_dwsnets")
 ACTIVATIONS: tuple[str, ...] = ("relu", "tanh", "sine", "gelu", "identity")
-OPTIMIZERS: tuple[str, ...] = ("adam", "adamw", "sgd")
+OPTIMIZERS: tuple[str, ...] = ("adam", "adamw", "sgd", "rmsprop")
 Activation = str | Callable[[Tensor], Tensor]
 Params = dict[str, Tensor]
 
@@ -166,6 +172,71 @@ def init_mlp(
         g.manual_seed(s)
         parts.append(draw(1, g))
     return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
+
+
+#: Weight initialisers of :func:`init_weights` (the Keras initialisers the Small CNN Zoo samples).
+WEIGHT_INITS: tuple[str, ...] = (
+    "he_normal",
+    "he_uniform",
+    "glorot_normal",
+    "glorot_uniform",
+    "random_normal",
+    "truncated_normal",
+)
+
+_TRUNC_STD = 0.87962566103423978  # std of a standard normal truncated to [-2, 2] (Keras' constant)
+
+
+def _truncated_normal(shape: tuple[int, ...], g: torch.Generator | None, dtype: torch.dtype) -> Tensor:
+    """Standard normal truncated to ``[-2, 2]`` by inverse-CDF sampling (one uniform per entry)."""
+    lo = 0.5 * (1.0 + math.erf(-2.0 / math.sqrt(2.0)))  # Phi(-2)
+    u = torch.rand(shape, generator=g, dtype=torch.float64) * (1.0 - 2.0 * lo) + lo
+    return (math.sqrt(2.0) * torch.erfinv(2.0 * u - 1.0)).clamp_(-2.0, 2.0).to(dtype)
+
+
+def init_weights(
+    scheme: str,
+    shape: Sequence[int],
+    fan_in: int,
+    fan_out: int,
+    *,
+    std: float = 0.05,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> Tensor:
+    """One weight tensor of ``shape`` drawn with a Keras initialiser (Small CNN Zoo, Unterthiner et al.
+    2020, arXiv:2002.11448: ``w_init`` and ``init_std`` are sampled hyperparameters; ``init_std`` is
+    used only by the random / truncated normal schemes, as in the zoo's training script).
+
+    With :math:`n_\\text{in}, n_\\text{out}` the fans (``kernel area x channels`` for a convolution):
+
+    - ``"he_normal"`` -- truncated normal (at 2 sd) of std :math:`\\sqrt{2/n_\\text{in}}`;
+    - ``"he_uniform"`` -- :math:`U(\\pm\\sqrt{6/n_\\text{in}})`, std :math:`\\sqrt{2/n_\\text{in}}`;
+    - ``"glorot_normal"`` -- truncated normal of std :math:`\\sqrt{2/(n_\\text{in}+n_\\text{out})}`;
+    - ``"glorot_uniform"`` -- :math:`U(\\pm\\sqrt{6/(n_\\text{in}+n_\\text{out})})`, the same std;
+    - ``"random_normal"`` -- :math:`\\mathcal{N}(0, \\text{std}^2)`;
+    - ``"truncated_normal"`` -- :math:`\\mathcal{N}(0, \\text{std}^2)` truncated at 2 std (so its std is
+      :math:`0.8796\\,\\text{std}`, as Keras' ``TruncatedNormal``).
+
+    The variance-scaling normals divide the pre-truncation std by 0.87962566 (Keras), so the drawn
+    weights have exactly the stated std.
+    """
+    shape = tuple(int(s) for s in shape)
+    if scheme not in WEIGHT_INITS:
+        raise ValueError(f"unknown weight init {scheme!r}; expected one of {WEIGHT_INITS}")
+    if fan_in <= 0 or fan_out <= 0:
+        raise ValueError(f"fan_in and fan_out must be positive; got {fan_in}, {fan_out}")
+    if scheme in ("random_normal", "truncated_normal") and not std > 0:
+        raise ValueError(f"{scheme} needs a positive std; got {std!r}")
+    if scheme == "random_normal":
+        return torch.randn(shape, generator=generator, dtype=dtype) * std
+    if scheme == "truncated_normal":
+        return _truncated_normal(shape, generator, dtype) * std
+    fan = fan_in if scheme.startswith("he_") else 0.5 * (fan_in + fan_out)
+    target = math.sqrt((2.0 if scheme.startswith("he_") else 1.0) / fan)
+    if scheme.endswith("_uniform"):
+        return _uniform(shape, target * math.sqrt(3.0), generator, dtype)
+    return _truncated_normal(shape, generator, dtype) * (target / _TRUNC_STD)
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,6 +489,7 @@ def train_stacked(
     value_and_grad: Callable[[Params], tuple[Tensor, Params]] | None = None,
     final_loss_fn: Callable[[dict[str, Tensor]], Tensor] | None = None,
     snapshot_dtype: torch.dtype | None = None,
+    alpha: float = 0.99,
 ) -> TrainResult:
     """Train N stacked networks at once; each network gets exactly its own gradient and optimizer state.
 
@@ -432,8 +504,11 @@ def train_stacked(
         Number of updates.
     optimizer
         ``"adam"`` (``torch.optim.Adam`` arithmetic, L2 ``weight_decay`` added to the gradient),
-        ``"adamw"`` (decoupled decay, ``torch.optim.AdamW``) or ``"sgd"`` (``torch.optim.SGD`` with
-        ``momentum``, dampening 0).
+        ``"adamw"`` (decoupled decay, ``torch.optim.AdamW``), ``"sgd"`` (``torch.optim.SGD`` with
+        ``momentum``, dampening 0) or ``"rmsprop"`` (``torch.optim.RMSprop``, not centred:
+        :math:`v \\leftarrow \\alpha v + (1-\\alpha) g^2`, :math:`\\theta \\leftarrow \\theta - \\text{lr}\\,
+        g / (\\sqrt{v} + \\epsilon)`, with ``momentum`` applied to :math:`g / (\\sqrt{v} + \\epsilon)`; Keras'
+        RMSprop is the same arithmetic with ``alpha = rho``).
     lr
         A float or a per-network ``[N]`` tensor.
     weight_decay
@@ -454,6 +529,8 @@ def train_stacked(
         Loss for the reported final losses (default ``loss_fn``, or ``value_and_grad``'s losses).
     snapshot_dtype
         Storage dtype of the snapshots (e.g. ``torch.float16``); default the parameter dtype.
+    alpha
+        RMSProp's smoothing constant (``torch.optim.RMSprop``'s ``alpha``, Keras' ``rho``).
     """
     task = StackedTask(
         params,
@@ -469,6 +546,7 @@ def train_stacked(
         eps=eps,
         value_and_grad=value_and_grad,
         snapshot_dtype=snapshot_dtype,
+        alpha=alpha,
     )
     train(task, Budget(epochs=1), desc=desc)
     return task.result(final_loss_fn)
@@ -499,6 +577,7 @@ class StackedTask(TrainTask):
         eps: float = 1e-8,
         value_and_grad: Callable[[Params], tuple[Tensor, Params]] | None = None,
         snapshot_dtype: torch.dtype | None = None,
+        alpha: float = 0.99,
     ) -> None:
         N = _check_stacked(params)
         if not isinstance(steps, int) or steps < 0:
@@ -507,6 +586,9 @@ class StackedTask(TrainTask):
             raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {OPTIMIZERS}")
         if loss_fn is None and value_and_grad is None:
             raise ValueError("train_stacked needs loss_fn or value_and_grad")
+        if not 0.0 <= alpha < 1.0:
+            raise ValueError(f"alpha (RMSProp smoothing) must be in [0, 1); got {alpha!r}")
+        self.alpha = float(alpha)
         self.snaps = _check_snapshot_steps(snapshot_steps, steps)
         self.N, self.steps, self.steps_per_epoch = N, steps, steps
         self.loss_fn, self.value_and_grad, self.stop_fn = loss_fn, value_and_grad, stop_fn
@@ -620,7 +702,19 @@ class StackedTask(TrainTask):
     def _update(self, flat: Tensor, g: Tensor, m: Tensor, v: Tensor | None, t: Tensor) -> None:
         beta1, beta2 = self.betas
         _update_all(
-            flat, g, m, v, self.optimizer, self.lr_col, self.weight_decay, self.momentum, beta1, beta2, self.eps, t
+            flat,
+            g,
+            m,
+            v,
+            self.optimizer,
+            self.lr_col,
+            self.weight_decay,
+            self.momentum,
+            beta1,
+            beta2,
+            self.eps,
+            t,
+            self.alpha,
         )
 
     def should_stop(self) -> bool:
@@ -663,12 +757,14 @@ def _update_all(
     beta2: float,
     eps: float,
     t: Tensor,
+    alpha: float = 0.99,
 ) -> None:
     """One in-place optimizer step on flat ``[N, D]`` buffers, the arithmetic of ``torch.optim``.
 
     ``lr_col`` is the ``[N, 1]`` float64 learning rate, ``wd`` a float or the ``[N, 1]`` float64 weight
     decay, ``t`` the ``[N, 1]`` float64 (1-based) step count; bias corrections are computed in float64
-    per network, as ``torch.optim.Adam`` does in Python floats.
+    per network, as ``torch.optim.Adam`` does in Python floats. For ``"rmsprop"``, ``v`` is the square
+    average and ``m`` the momentum buffer (``torch.optim.RMSprop``, ``centered=False``).
     """
     lr_p = lr_col.to(p.dtype)
     per_net = isinstance(wd, Tensor)
@@ -683,6 +779,16 @@ def _update_all(
             m.mul_(momentum).add_(g)
             g = m
         p.sub_(g * lr_p)
+        return
+    if optimizer == "rmsprop":
+        if per_net or wd:
+            g = l2(g)
+        v.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+        step = g / v.sqrt().add_(eps)
+        if momentum:
+            m.mul_(momentum).add_(step)
+            step = m
+        p.sub_(step * lr_p)
         return
     if optimizer == "adamw" and (per_net or wd):
         p.mul_((1 - lr_col * wd).to(p.dtype))

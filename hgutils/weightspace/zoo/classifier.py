@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from hgutils.presets import Preset
-from hgutils.weightspace.stacked import snapshot_schedule, train_stacked
+from hgutils.weightspace.stacked import WEIGHT_INITS, init_weights, snapshot_schedule, train_stacked
 from hgutils.weightspace.zoo.cache import cached_zoo, generate_chunked, net_seeds, storage_dtype
 from hgutils.weightspace.zoo.containers import CNNSpec, MLPSpec, Zoo
 
@@ -25,6 +25,18 @@ log = logging.getLogger("hgutils")
 #: Small CNN Zoo checkpoint epochs (Unterthiner et al. 2020): 86 epochs, these 9 checkpoints.
 CNN_ZOO_EPOCHS: tuple[int, ...] = (0, 1, 2, 3, 20, 40, 60, 80, 86)
 
+#: Optimisers the zoo can sample (Small CNN Zoo: Adam, RMSProp, SGD), each with Keras' defaults
+#: (the zoo was trained with ``tf.keras.optimizers.get(name)``): Adam betas (0.9, 0.999); RMSProp
+#: rho 0.9, eps 1e-7; SGD without momentum.
+CLASSIFIER_OPTIMIZERS: tuple[str, ...] = ("adam", "rmsprop", "sgd")
+_OPTIMIZER_KW: dict[str, dict[str, Any]] = {"adam": {}, "rmsprop": {"alpha": 0.9, "eps": 1e-7}, "sgd": {}}
+
+#: Weight initialisations the zoo can sample: the Keras initialisers of
+#: :func:`~hgutils.weightspace.stacked.init_weights` (``init_std`` is used by the random / truncated
+#: normal ones only), plus ``"normal"`` / ``"uniform"``: N(0, init_std^2) / a uniform of std init_std
+#: (this zoo's earlier scheme, kept so earlier configurations rebuild).
+CLASSIFIER_W_INITS: tuple[str, ...] = (*WEIGHT_INITS, "normal", "uniform")
+
 
 @dataclass(frozen=True)
 class ClassifierZooConfig(Preset):
@@ -33,11 +45,14 @@ class ClassifierZooConfig(Preset):
     Hyperparameter ranges follow the Small CNN Zoo (Unterthiner et al. 2020, "Predicting Neural
     Network Accuracy from Weights", arXiv:2002.11448, §3 / App. A): learning rate log-U[5e-4, 5e-2],
     L2 log-U[1e-8, 1e-2], dropout U[0, 0.7], init std log-U[1e-3, 0.5], train fraction in
-    {0.1, 0.25, 0.5, 1.0}, activation and optimizer from a list, init normal/uniform. (The ranges are
-    as stated in that paper. Its optimizer list also
+    {0.1, 0.25, 0.5, 1.0}, activation, optimizer (Adam / RMSProp / SGD with Keras' defaults) and the
+    weight initialiser ``w_init`` (Keras' He / Glorot normal and uniform, random and truncated normal
+    of std ``init_std``; biases zero, the zoo's ``b_init`` default) from lists. Every network's draw is
+    kept in ``Zoo.meta``. Smoke values are the defaults.
 
-    has RMSProp, which this trainer does not implement: Adam and SGD are sampled.) Smoke values are
-    the defaults.
+    ``n_test=None`` labels each network with its accuracy on the whole test split (10,000 images for
+    CIFAR-10); the two disjoint random halves of it give ``test_acc_a`` / ``test_acc_b`` (the label
+    noise, :func:`hgutils.weightspace.references.label_noise_ceiling`).
     """
 
     arch: str = "mlp"  # "mlp" (GTH-GMN is MLP-only) | "cnn" (Small CNN Zoo: 3 conv x 16, GAP, dense)
@@ -46,7 +61,7 @@ class ClassifierZooConfig(Preset):
     hidden: tuple[int, ...] = (32, 32)  # MLP hidden widths (arch="mlp")
     channels: int = 16  # CNN channels (Small CNN Zoo: 16)
     n_train: int = 1000  # training pool (each net uses train_fraction of it)
-    n_test: int = 300  # test images for the accuracy label
+    n_test: int | None = None  # test images for the accuracy label (None: the whole test split)
     steps: int = 300  # SGD/Adam steps (minibatches)
     batch_size: int = 32  # minibatch size
     T: int = 6  # snapshots; schedule "cnn_zoo" uses the 9 Small-CNN-Zoo epochs
@@ -57,19 +72,20 @@ class ClassifierZooConfig(Preset):
     init_std_range: tuple[float, float] = (1e-3, 0.5)  # log-uniform, weight init std (biases 0)
     train_fractions: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0)
     activations: tuple[str, ...] = ("relu", "tanh")
-    optimizers: tuple[str, ...] = ("adam", "sgd")
-    w_inits: tuple[str, ...] = ("normal", "uniform")
+    optimizers: tuple[str, ...] = CLASSIFIER_OPTIMIZERS
+    # Keras initialisers: the zoo's script defaults to he_normal and applies init_std to RandomNormal /
+    # TruncatedNormal only (google-research dnn_predict_accuracy/train_network.py); glorot_* are Keras'
+    w_inits: tuple[str, ...] = ("he_normal", "glorot_normal", "glorot_uniform", "random_normal", "truncated_normal")
     snapshot_dtype: str = "float32"
     chunk_size: int = 256
     seed: int = 0
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        "medium": {"n_nets": 2000, "n_train": 4000, "n_test": 1000, "steps": 1000, "T": 9, "schedule": "cnn_zoo"},
+        "medium": {"n_nets": 2000, "n_train": 4000, "steps": 1000, "T": 9, "schedule": "cnn_zoo"},
         "paper": {
             "n_nets": 30000,
             "image_size": 32,
             "n_train": 50000,
-            "n_test": 10000,
             "steps": 20000,
             "T": 9,
             "schedule": "cnn_zoo",
@@ -132,21 +148,29 @@ def _shapes(cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec) -> list[tuple[tup
     return convs + [((spec.n_classes, C), (spec.n_classes,))]
 
 
+def _fans(shape: tuple[int, ...]) -> tuple[int, int]:
+    """Keras' fans of a weight ``[out, in]`` or ``[out_ch, in_ch, k, k]``: (in x kernel area, out x area)."""
+    area = math.prod(shape[2:])
+    return shape[1] * area, shape[0] * area
+
+
 def _init_classifiers(
     cfg: ClassifierZooConfig, spec: MLPSpec | CNNSpec, hp: dict[str, Tensor], seeds: list[int]
 ) -> dict[str, Tensor]:
+    """Initial weights of each network with its sampled ``w_init`` / ``init_std`` (biases zero)."""
     shapes = _shapes(cfg, spec)
     out: dict[str, list[Tensor]] = {}
     for i, s in enumerate(seeds):
         g = torch.Generator().manual_seed(s)
         std = float(hp["init_std"][i])
-        uniform = cfg.w_inits[int(hp["w_init"][i])] == "uniform"
+        scheme = cfg.w_inits[int(hp["w_init"][i])]
         for l, (ws, bs) in enumerate(shapes):
-            w = (
-                (torch.rand(ws, generator=g) * 2 - 1) * (std * math.sqrt(3.0))
-                if uniform
-                else torch.randn(ws, generator=g) * std
-            )
+            if scheme == "uniform":
+                w = (torch.rand(ws, generator=g) * 2 - 1) * (std * math.sqrt(3.0))
+            elif scheme == "normal":
+                w = torch.randn(ws, generator=g) * std
+            else:
+                w = init_weights(scheme, ws, *_fans(ws), std=std, generator=g)
             out.setdefault(f"W{l}", []).append(w)
             out.setdefault(f"b{l}", []).append(torch.zeros(bs))
     return {k: torch.stack(v) for k, v in out.items()}
@@ -224,12 +248,37 @@ def _load_classifier_data(
 
     tr = load_images(dataset, split="train", data_dir=data_dir, limit=cfg.n_train, seed=cfg.seed)
     te = load_images(dataset, split="test", data_dir=data_dir, limit=cfg.n_test, seed=cfg.seed)
-    if tr.images.shape[0] < cfg.n_train or te.images.shape[0] < cfg.n_test:
+    if tr.images.shape[0] < cfg.n_train or (cfg.n_test is not None and te.images.shape[0] < cfg.n_test):
         raise ValueError(
             f"{dataset} has {tr.images.shape[0]} train / {te.images.shape[0]} test images; "
             f"n_train={cfg.n_train}, n_test={cfg.n_test} requested"
         )
+    if te.images.shape[0] < 2:
+        raise ValueError(f"{dataset}: the accuracy label needs at least 2 test images; got {te.images.shape[0]}")
     return prep(tr), tr.labels, prep(te), te.labels, f"{tr.source} | {te.source}"
+
+
+def _predict_classes(
+    spec: MLPSpec | CNNSpec, params: Mapping[str, Tensor], x: Tensor, act: str, batch: int = 2048
+) -> Tensor:
+    """Predicted classes ``[N, n]`` of N stacked classifiers on shared images ``x [n, C, H, W]``,
+    ``batch`` images at a time (a CNN's activations over all networks and 10,000 images would not fit)."""
+    N = next(iter(params.values())).shape[0]
+    with torch.no_grad():
+        return torch.cat(
+            [classifier_forward(spec, params, xb.expand(N, *xb.shape), act).argmax(-1) for xb in x.split(batch)],
+            dim=1,
+        )
+
+
+def split_test_halves(n_test: int, seed: int) -> tuple[Tensor, Tensor]:
+    """Two disjoint random halves of ``n_test`` test-image indices (``n_test // 2`` each; an odd
+    image out), the same for every network of a zoo with this ``seed``."""
+    if n_test < 2:
+        raise ValueError(f"two halves need at least 2 test images; got {n_test}")
+    perm = torch.randperm(n_test, generator=torch.Generator().manual_seed(seed * 1_000_003 + 424_242))
+    h = n_test // 2
+    return perm[:h].sort().values, perm[h : 2 * h].sort().values
 
 
 def classifier_zoo(
@@ -244,9 +293,11 @@ def classifier_zoo(
 ) -> Zoo:
     """A zoo of small classifiers on ``dataset`` trained with sampled hyperparameters.
 
-    ``meta``: ``test_acc`` (the label: accuracy of the final snapshot on ``n_test`` test images),
-    ``train_acc``, ``final_loss``, and the hyperparameters ``lr``, ``l2``, ``dropout``, ``init_std``,
-    ``train_fraction``, ``activation``/``optimizer``/``w_init`` (indices into ``info`` lists).
+    ``meta``: ``test_acc`` (the label: accuracy of the final snapshot on ``n_test`` test images, all
+    of the test split by default), ``test_acc_a`` / ``test_acc_b`` (the same on two disjoint random
+    halves of those images, :func:`split_test_halves`), ``train_acc``, ``final_loss``, and the sampled
+    hyperparameters ``lr``, ``l2``, ``dropout``, ``init_std``, ``train_fraction``,
+    ``activation``/``optimizer``/``w_init`` (indices into the ``info`` lists of the same names).
     Networks with the same (activation, optimizer) train together as one stacked batch.
     """
     from hgutils.data.images import IMAGE_DATASETS
@@ -260,8 +311,13 @@ def classifier_zoo(
         if a not in ("relu", "tanh"):
             raise ValueError(f"activations must be 'relu'/'tanh'; got {a!r}")
     for o in cfg.optimizers:
-        if o not in ("adam", "sgd"):
-            raise ValueError(f"optimizers must be 'adam'/'sgd'; got {o!r}")
+        if o not in CLASSIFIER_OPTIMIZERS:
+            raise ValueError(f"optimizers must be among {CLASSIFIER_OPTIMIZERS}; got {o!r}")
+    for w in cfg.w_inits:
+        if w not in CLASSIFIER_W_INITS:
+            raise ValueError(f"w_inits must be among {CLASSIFIER_W_INITS}; got {w!r}")
+    if cfg.n_test is not None and cfg.n_test < 2:
+        raise ValueError(f"n_test must be None (the whole test split) or >= 2; got {cfg.n_test}")
     sched = _classifier_schedule(cfg)
     sdtype = storage_dtype(cfg.snapshot_dtype)
     xtr, ytr, xte, yte, source = _load_classifier_data(dataset, cfg, data_dir)
@@ -272,7 +328,8 @@ def classifier_zoo(
         spec = MLPSpec((cfg.image_size**2, *cfg.hidden, n_classes), act0)
     else:
         spec = CNNSpec(in_channels=1, channels=cfg.channels, n_classes=n_classes, activation=act0)
-    key = {"dataset": dataset, "config": cfg, "source": source, "version": 1}
+    key = {"dataset": dataset, "config": cfg, "source": source, "version": 2}
+    half_a, half_b = split_test_halves(len(yte), cfg.seed)
 
     def chunk(start: int, stop: int) -> dict[str, Tensor]:
         hp = _sample_hparams(cfg, start, stop)
@@ -280,6 +337,7 @@ def classifier_zoo(
         n = stop - start
         out = {k: torch.empty((n, len(sched), *v.shape[1:]), dtype=sdtype) for k, v in p0.items()}
         final_loss, train_acc, test_acc = torch.empty(n), torch.empty(n), torch.empty(n)
+        test_acc_a, test_acc_b = torch.empty(n), torch.empty(n)
         g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 999_999_937 + start)
         m_i = (hp["train_fraction"] * cfg.n_train).round().long().clamp_min(1)
         for a_i, act in enumerate(cfg.activations):
@@ -334,16 +392,17 @@ def classifier_zoo(
                     snapshot_steps=sched,
                     final_loss_fn=eval_loss,
                     snapshot_dtype=sdtype,
+                    **_OPTIMIZER_KW[opt],
                 )
                 for k in out:
                     out[k][idx] = res.snapshots[k]
                 final_loss[idx] = res.losses.float()
-                with torch.no_grad():
-                    pr_tr = classifier_forward(spec, res.params, xtr.expand(n_g, *xtr.shape), act).argmax(-1)
-                    pr_te = classifier_forward(spec, res.params, xte.expand(n_g, *xte.shape), act).argmax(-1)
-                train_acc[idx] = (pr_tr == ytr).float().mean(1)
-                test_acc[idx] = (pr_te == yte).float().mean(1)
-        return {**out, **hp, "final_loss": final_loss, "train_acc": train_acc, "test_acc": test_acc}
+                train_acc[idx] = (_predict_classes(spec, res.params, xtr, act) == ytr).float().mean(1)
+                correct = (_predict_classes(spec, res.params, xte, act) == yte).float()
+                test_acc[idx] = correct.mean(1)
+                test_acc_a[idx], test_acc_b[idx] = correct[:, half_a].mean(1), correct[:, half_b].mean(1)
+        accs = {"train_acc": train_acc, "test_acc": test_acc, "test_acc_a": test_acc_a, "test_acc_b": test_acc_b}
+        return {**out, **hp, "final_loss": final_loss, **accs}
 
     def build() -> dict[str, Tensor]:
         return generate_chunked(
@@ -374,5 +433,6 @@ def classifier_zoo(
             "activations": list(cfg.activations),
             "optimizers": list(cfg.optimizers),
             "w_inits": list(cfg.w_inits),
+            "n_test_images": len(yte),
         },
     )
