@@ -164,7 +164,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         **kwargs,
     )
     print()
-    print(runner.write_claims(args.scale, res.out))
+    if not res.interrupted and any((res.out / args.scale).glob("*/claims.json")):
+        print(runner.write_claims(args.scale, res.out))
     print(res.table())
     print(f"total {time.perf_counter() - t0:.0f} s; results under {res.out}")
     if res.published:
