@@ -81,15 +81,16 @@ def _mps_available() -> bool:  # pragma: no cover - needs macOS (other platforms
 def check_device(
     device: str,
     *,
-    build: Callable[[], dict[str, str | None]] = torch_build,
-    cuda_devices: Callable[[], int] = _cuda_devices,
-    mps_available: Callable[[], bool] = _mps_available,
+    build: Callable[[], dict[str, str | None]] | None = None,
+    cuda_devices: Callable[[], int] | None = None,
+    mps_available: Callable[[], bool] | None = None,
 ) -> str:
     """Check that ``device`` (``cpu``, ``cuda``, ``cuda:N``, ``mps``) can be used here; return it.
 
     ``cpu`` needs nothing. For ``cuda`` a CPU-only torch build is refused from its version file
     alone (no import); a CUDA build imports torch and needs ``torch.cuda.is_available()`` and, for
-    ``cuda:N``, more than ``N`` devices. The probes are arguments so the tests can stand in for a GPU.
+    ``cuda:N``, more than ``N`` devices. The probes (default: :func:`torch_build` and torch's own
+    queries) are arguments so the tests can stand in for a GPU.
 
     Raises
     ------
@@ -102,7 +103,7 @@ def check_device(
     kind, index = m.group(1), int(m.group(2) or 0)
     if kind == "cpu":
         return device
-    info = build()
+    info = (build or torch_build)()
     where = f"torch {info.get('version') or '?'} in {sys.executable}"
     if kind == "cuda":
         if not (info.get("cuda") or info.get("hip")):
@@ -110,7 +111,7 @@ def check_device(
                 f"--device {device}: {where} is a CPU-only build (no CUDA); {cuda_install_hint(info.get('version'))}, "
                 "or use --device cpu"
             )
-        n = cuda_devices()
+        n = (cuda_devices or _cuda_devices)()
         if n == 0:
             raise ValueError(
                 f"--device {device}: {where} is built for CUDA {info.get('cuda') or info.get('hip')} but sees no GPU "
@@ -120,7 +121,7 @@ def check_device(
         if index >= n:
             raise ValueError(f"--device {device}: this machine has {n} CUDA device(s), cuda:0 to cuda:{n - 1}")
         return device
-    if sys.platform != "darwin" or not mps_available():
+    if sys.platform != "darwin" or not (mps_available or _mps_available)():
         raise ValueError(f"--device {device}: {where} has no usable MPS backend (Apple silicon only); use --device cpu")
     return device
 
