@@ -236,3 +236,27 @@ def test_committed_notebooks_open_and_save_unchanged_in_jupyterlab(tmp_path):
     for rel in books:
         stored = json.loads(before[rel])["metadata"].get("language_info")
         assert stored == info, f"{rel}: stored language_info {stored} differs from the kernel's {info}"
+
+
+def test_progress_never_warns_in_a_kernel_without_ipywidgets(tmp_path):
+    """tqdm.auto warns "IProgress not found" on import where ipywidgets is missing (the stored stderr of
+    earlier runs); ``progress`` does not import it: no output when off, a text bar when on."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    hide = "import sys\nsys.modules['ipywidgets'] = None  # as in a kernel without ipywidgets\nimport os\n"
+    cells = [
+        nbformat.v4.new_code_cell(
+            hide + f"os.environ['HGUTILS_PROGRESS'] = '{flag}'\n"
+            "from hgutils.repro import progress\n_ = [i for i in progress(range(3), desc='zoo', mininterval=0)]"
+        )
+        for flag in ("0", "1")
+    ]
+    cells.append(nbformat.v4.new_code_cell(hide + "import warnings\nwarnings.simplefilter('always')\nimport tqdm.auto"))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    off, on, control = (c.outputs for c in nb.cells)
+    assert off == []
+    text = "".join(o.get("text", "") for o in on)
+    assert "zoo" in text and "3/3" in text and "IProgress" not in text
+    assert "IProgress not found" in "".join(o.get("text", "") for o in control)  # what tqdm.auto does there
