@@ -458,6 +458,9 @@ def html_value(v: Any) -> str:
     if isinstance(v, (list, tuple)) and v and all(isinstance(x, dict) for x in v):
         keys = list(v[0])
         if all(list(x) == keys for x in v):
+            # identifying columns (ints and text: K, regime) before the measured ones
+            ident = [k for k in keys if all(isinstance(x[k], (int, str)) and not isinstance(x[k], bool) for x in v)]
+            keys = ident + [k for k in keys if k not in ident]
             cell = 'style="padding:1px 3px;text-align:left;vertical-align:top;word-break:break-word"'
             head = "".join(f"<th {cell}>{escape(str(k))}</th>" for k in keys)
             body = "".join(
@@ -661,7 +664,9 @@ class Claims:
         return head + body
 
     def html(self) -> str:
-        """The ledger as an HTML table that wraps to the window: verdict first, coloured by verdict."""
+        """The ledger as an HTML table that wraps to the window: verdict first, coloured by verdict; dict
+        values as lines and lists of records as small tables (:func:`html_value`); the device line
+        (:meth:`device_line`) above it, highlighted when an accelerator was asked for and not used."""
         from html import escape
 
         cols = ("verdict", "claim", "statement", "paper", "ours", "criterion", "power")
