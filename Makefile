@@ -6,6 +6,8 @@
 #                                  at once, FORCE=1 reruns complete ones, PUBLISH=1 also copies ledgers
 #                                  and figures into the tracked results/<scale>/ and figures/<scale>/
 #   make reproduce SCALE=paper DEVICE=cuda
+#   make torch-cuda                replace .venv's torch by the CUDA build of the same version (PyPI's Linux wheels)
+#   make claims                    CLAIMS.md of SCALE from results/runs/ (what reproduce wrote); PUBLISHED=1: results/
 #   make test                      lint + unit/property tests + nbval over notebooks/
 #   make lab                       JupyterLab on notebooks/ with the .venv kernel (LAB_ARGS="--no-browser ...")
 #   make sync                      after editing or executing notebooks: clean stored outputs and metadata,
@@ -32,7 +34,7 @@ LAB_ARGS ?=
 # an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
 HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync
+.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync torch-cuda
 
 venv: $(STAMP)
 
@@ -48,7 +50,13 @@ reproduce: $(STAMP)
 		$(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,) $(if $(PUBLISH),--publish,)
 
 claims: $(STAMP)
-	$(PY) -m hgutils claims --scale $(SCALE)
+	$(PY) -m hgutils claims --scale $(SCALE) $(if $(PUBLISHED),--published,)
+
+# a CUDA build of the pinned torch, for DEVICE=cuda (PyPI's Linux x86-64 wheels are CUDA builds;
+# TORCH_CUDA_PIP_ARGS="--index-url https://download.pytorch.org/whl/cuXYZ" picks another CUDA version)
+TORCH_CUDA_PIP_ARGS ?=
+torch-cuda: $(STAMP)
+	$(PY) -m pip install --force-reinstall $(TORCH_CUDA_PIP_ARGS) "$(TORCH_SPEC)"
 
 # notebooks/ holds the .ipynb files and their jupytext .py twins: both are linted; formatting is
 # checked on the .ipynb (see [tool.ruff.format] in pyproject.toml)

@@ -1,22 +1,45 @@
 """Command line: ``python -m hgutils reproduce | claims | sweep`` (see ``--help`` of each).
 
 Exit status: 0 when everything ran, 1 when a notebook failed (the message names the notebook and
-the cell), 2 for bad input (one ``error:`` line; nothing ran), 130 when interrupted by Ctrl-C or
-SIGTERM (queued work cancelled, kernels and workers terminated, completed results kept).
+the cell), 2 for bad input (one ``error:`` line; nothing ran, nothing was written), 130 when
+interrupted by Ctrl-C or SIGTERM, at any moment from the start (queued work cancelled, kernels and
+workers terminated, completed results kept, nothing half-written).
+
+Input is checked before anything heavy is imported: names, types and values against each
+notebook's parameters cell, the device, the output root (writable, not in use by another run);
+then against the notebook's preset, before the first notebook starts.
 """
 
 from __future__ import annotations
 
-import argparse
 import signal
-import sys
-import time
-from collections.abc import Sequence
-from typing import Any
 
-from hgutils.presets import SCALES
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+if __name__ == "__main__":  # ``python -m hgutils``: Ctrl-C and SIGTERM count from the first moment,
+    # also when the shell started this process with SIGINT ignored (a background job)
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from typing import NoReturn  # noqa: E402
+
+from hgutils.presets import SCALES  # noqa: E402
 
 _RUN_ROOT_HELP = "output root (default: results/runs, ignored by git); nothing tracked is written without --publish"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one ``error:`` line (no usage block); ``--help`` as usual."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
 
 def _add_execution(p: argparse.ArgumentParser, jobs_help: str) -> None:
@@ -39,9 +62,7 @@ def _add_execution(p: argparse.ArgumentParser, jobs_help: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="python -m hgutils", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = _Parser(prog="python -m hgutils", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("reproduce", help="execute the numbered notebooks at one scale (plan, progress, resume)")
@@ -67,13 +88,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--log-output", action="store_true", help="stream notebook output to the terminal")
     _add_execution(r, "notebooks run at once, in worker processes with one BLAS thread each when > 1")
 
-    c = sub.add_parser("claims", help="render all claims ledgers of a scale into CLAIMS.md")
+    c = sub.add_parser(
+        "claims",
+        help="render the claims ledgers of a scale into <root>/<scale>/CLAIMS.md "
+        "(root: results/runs, where reproduce writes; --published: results/)",
+    )
     c.add_argument("--scale", choices=SCALES, default="medium")
-    c.add_argument("--out", default=None, help="results folder holding <scale>/*/claims.json (default: results/)")
+    where = c.add_mutually_exclusive_group()
+    where.add_argument(
+        "--out", default=None, help="root holding <scale>/*/claims.json (default: results/runs, what reproduce writes)"
+    )
+    where.add_argument(
+        "--published",
+        action="store_true",
+        help="read the tracked results/<scale>/ (what reproduce --publish writes) instead of results/runs/",
+    )
     c.add_argument(
         "--update-readme",
         action="store_true",
-        help="also replace the README's claims section (the medium table: --scale medium only)",
+        help="also replace the README's claims section with the published medium table (implies --published)",
     )
 
     s = sub.add_parser("sweep", help="papermill parameter grid over one notebook (parallel or Dask, resumable)")
@@ -108,10 +141,6 @@ def _pairs(pairs: list[list[str]]) -> dict[str, str]:
     return out
 
 
-def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt("SIGTERM")
-
-
 def _reproduce(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -135,7 +164,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         **kwargs,
     )
     print()
-    print(runner.write_claims(args.scale, res.out))
+    if not res.interrupted and any((res.out / args.scale).glob("*/claims.json")):
+        print(runner.write_claims(args.scale, res.out))
     print(res.table())
     print(f"total {time.perf_counter() - t0:.0f} s; results under {res.out}")
     if res.published:
@@ -180,33 +210,68 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if res.failed else 0
 
 
+def _claims(args: argparse.Namespace) -> int:
+    from hgutils import runner
+    from hgutils.runner.claims_report import PUBLISHED_ROOT, claims_root
+
+    root = args.out or (PUBLISHED_ROOT if args.published else claims_root(args.update_readme))
+    if not runner.collect_claims(args.scale, root):
+        other = "" if args.published or args.out or args.update_readme else "; --published reads results/<scale>/"
+        raise ValueError(
+            f"no {args.scale} ledgers under {root}/{args.scale}/ (`python -m hgutils reproduce --scale {args.scale}` "
+            f"writes them under results/runs/{args.scale}/){other}"
+        )
+    print(runner.write_claims(args.scale, root, update_readme=args.update_readme))
+    print(f"written: {root}/{args.scale}/CLAIMS.md")
+    return 0
+
+
+def _descendants() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (see module docstring)."""
-    args = _parser().parse_args(argv)
-    previous = signal.getsignal(signal.SIGTERM)
+    """Run the command line; return the exit status (see module docstring).
+
+    SIGINT and SIGTERM raise ``KeyboardInterrupt`` from the start (in the main thread); whatever
+    they interrupt, every process this call started is terminated before it returns 130.
+    """
+    saved = {}
     try:
-        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            saved[sig] = signal.signal(sig, _interrupt)
     except ValueError:  # not the main thread (embedded use): leave signals alone
-        previous = None
+        saved = {}
+    before: set[int] | None = None
     try:
+        before = _descendants()
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as exit_:  # --help (0) or a usage error, already printed as one line (2)
+            return exit_.code if isinstance(exit_.code, int) else 2
         if args.cmd == "reproduce":
             return _reproduce(args)
         if args.cmd == "claims":
-            from hgutils import runner
-
-            print(runner.write_claims(args.scale, args.out, update_readme=args.update_readme))
-            return 0
+            return _claims(args)
         if args.cmd == "sweep":
             return _sweep(args)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        for sig in saved:
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        if before is not None:
+            from hgutils.runner.backends import descendants, terminate_processes
+
+            terminate_processes(descendants() - before)
         print("interrupted", file=sys.stderr)
         return 130
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
     return 2  # pragma: no cover - argparse enforces a command
 
 

@@ -8,7 +8,9 @@ calls ``Config.from_scale(scale, **overrides)``. Presets change *sizes*, never c
 ``BOUNDS``, so a bad override fails before any work starts, with one line naming the field, what was
 expected and what came. The runner (``python -m hgutils sweep|reproduce``) calls it before launching
 a notebook. ``COST_MINUTES`` records the measured wall time of the notebook per scale (the
-``reproduce`` plan prints it; empty means "unknown").
+``reproduce`` plan prints it; empty means "unknown"). ``DEVICES`` names the devices the notebook
+computes on (a notebook whose work runs on the CPU whatever its ``device`` parameter says declares
+``("cpu",)``, and the runner says so instead of letting a ``--device cuda`` run use the CPU silently).
 
 Example
 -------
@@ -171,12 +173,20 @@ class Preset:
     - ``BOUNDS = {"n_seeds": (1, None), "val_fraction": (0.0, 1.0)}`` -- optional inclusive ranges
       (``None`` = unbounded; applied to each number of a list field);
     - ``COST_MINUTES = {"smoke": 1.0, "medium": 44.0}`` -- measured wall minutes of the whole
-      notebook per scale on the reference machine (2 CPU cores); shown in the ``reproduce`` plan.
+      notebook per scale on the reference machine (2 CPU cores); shown in the ``reproduce`` plan;
+    - ``DEVICES = ("cpu",)`` -- the kinds of device the notebook computes on when its ``device``
+      parameter names them (default: ``cpu``, ``cuda`` and ``mps``).
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
     BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {}
     COST_MINUTES: ClassVar[dict[str, float]] = {}
+    DEVICES: ClassVar[tuple[str, ...]] = ("cpu", "cuda", "mps")
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        """Whether the notebook computes on ``device`` (``cuda:1`` counts as ``cuda``) when asked to."""
+        return str(device).split(":", 1)[0] in cls.DEVICES
 
     @classmethod
     def field_types(cls) -> dict[str, Any]:

@@ -5,8 +5,12 @@
 - :func:`cached` -- ``cached(name, config, fn)`` computes ``fn()`` once per config and stores it
   under ``cache_dir()/name/<hash>.pt``; writes are atomic (temp file + ``os.replace``) and a corrupt
   or partial entry is detected (checksum footer) and recomputed.
-- :func:`progress` -- tqdm, silent when not interactive or under CI.
-- :class:`Claims` -- the claims ledger each notebook ends with (verdicts from :mod:`hgutils.verdicts`).
+- :func:`progress` -- tqdm, silent when not interactive or under CI; a widget in a Jupyter kernel
+  with ipywidgets, a text bar otherwise, and never a warning in a stored output.
+- :func:`output_dirs` -- where a notebook run writes; in a Jupyter kernel it also starts the
+  :class:`DeviceLog`, which records the device every later cell computed on.
+- :class:`Claims` -- the claims ledger each notebook ends with (verdicts from :mod:`hgutils.verdicts`;
+  the device record of the run).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import logging
 import os
 import random
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -185,13 +190,41 @@ def progress_enabled() -> bool:
     return True
 
 
-def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Any:
-    """``tqdm(iterable, **kwargs)`` that is disabled automatically (see :func:`progress_enabled`)."""
-    from tqdm.auto import tqdm
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (not a terminal IPython)."""
+    shell = sys.modules.get("IPython")
+    ip = shell.get_ipython() if shell is not None else None
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
 
+
+def _tqdm_class(enabled: bool) -> type:
+    """``tqdm.notebook.tqdm`` in a Jupyter kernel that has ipywidgets, else the text ``tqdm.std.tqdm``.
+
+    ``tqdm.auto`` is never imported: in a kernel without ipywidgets it warns ("IProgress not found")
+    on import, even for a disabled bar, and that warning lands in the stored outputs as stderr.
+    """
+    if enabled and _in_kernel():
+        try:
+            import ipywidgets  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            from tqdm.notebook import tqdm as notebook_tqdm
+
+            return notebook_tqdm
+    from tqdm.std import tqdm as text_tqdm
+
+    return text_tqdm
+
+
+def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Any:
+    """``tqdm(iterable, **kwargs)`` that is disabled automatically (see :func:`progress_enabled`).
+
+    A widget in a Jupyter kernel with ipywidgets, a text bar elsewhere; no warning either way.
+    """
     kwargs.setdefault("disable", not progress_enabled())
     kwargs.setdefault("leave", False)
-    return tqdm(iterable, **kwargs)
+    return _tqdm_class(not kwargs["disable"])(iterable, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,7 +251,116 @@ def output_dirs(
     out_res, out_fig = res / scale / notebook, fig / scale
     out_res.mkdir(parents=True, exist_ok=True)
     out_fig.mkdir(parents=True, exist_ok=True)
+    start_device_log()
     return out_res, out_fig
+
+
+# --------------------------------------------------------------------------------------------
+# which device each cell computed on
+# --------------------------------------------------------------------------------------------
+def accelerator_counts() -> dict[str, int]:
+    """Allocations made so far on each accelerator torch has started: ``{"cuda:0": n, "mps": bytes}``.
+
+    CUDA: the allocator's cumulative count of allocations (``allocation.all.allocated``) per device
+    CUDA was initialised on; MPS: the bytes allocated now. ``{}`` when torch is not imported or no
+    accelerator was touched (nothing is imported or initialised here).
+    """
+    torch_ = sys.modules.get("torch")
+    if torch_ is None:
+        return {}
+    out: dict[str, int] = {}
+    if torch_.cuda.is_initialized():
+        for i in range(torch_.cuda.device_count()):
+            out[f"cuda:{i}"] = int(torch_.cuda.memory_stats(i).get("allocation.all.allocated", 0))
+    mps = getattr(torch_, "mps", None)
+    if mps is not None and getattr(torch_.backends, "mps", None) is not None and torch_.backends.mps.is_available():
+        out["mps"] = int(mps.current_allocated_memory())
+    return out
+
+
+class DeviceLog:
+    """The device each executed cell computed on, from IPython's ``pre_run_cell``/``post_run_cell`` events.
+
+    A cell counts as computing on an accelerator when it allocated memory there
+    (:func:`accelerator_counts` changed while it ran), else as a CPU cell. ``requested`` is the
+    notebook's ``device`` parameter (its variable in the kernel's namespace). ``counts`` is a
+    parameter so the tests can stand in for a GPU.
+    """
+
+    def __init__(self, requested: str | None = None, counts: Callable[[], dict[str, int]] = accelerator_counts) -> None:
+        self.requested = requested
+        self.cells: dict[int, list[str]] = {}
+        self._counts = counts
+        self._before = counts()
+
+    def pre_run_cell(self, *args: Any) -> None:
+        self._before = self._counts()
+
+    def post_run_cell(self, result: Any = None) -> None:
+        after = self._counts()
+        used = sorted(d for d, n in after.items() if n != self._before.get(d, 0))
+        count = getattr(result, "execution_count", None)
+        if isinstance(count, int):
+            self.cells[count] = used or ["cpu"]
+        self._before = after
+
+    def record(self) -> dict[str, Any]:
+        """``{"requested", "used", "cells"}``: ``used`` the accelerators any cell used, else ``["cpu"]``."""
+        used = sorted({d for devs in self.cells.values() for d in devs if d != "cpu"})
+        return {
+            "requested": self.requested,
+            "used": used or ["cpu"],
+            "cells": {str(k): v for k, v in sorted(self.cells.items())},
+        }
+
+
+_DEVICE_LOG: DeviceLog | None = None
+
+
+def start_device_log() -> DeviceLog | None:
+    """Start (once per kernel) the :class:`DeviceLog` of the running notebook; ``None`` outside a kernel."""
+    global _DEVICE_LOG
+    shell = sys.modules.get("IPython")
+    ip = shell.get_ipython() if shell is not None else None
+    if ip is None:
+        return None
+    requested = ip.user_ns.get("device")
+    requested = str(requested) if requested is not None else None
+    if _DEVICE_LOG is None:
+        _DEVICE_LOG = DeviceLog(requested)
+        ip.events.register("pre_run_cell", _DEVICE_LOG.pre_run_cell)
+        ip.events.register("post_run_cell", _DEVICE_LOG.post_run_cell)
+    else:
+        _DEVICE_LOG.requested = requested or _DEVICE_LOG.requested
+    return _DEVICE_LOG
+
+
+def device_record(requested: str | None = None) -> dict[str, Any] | None:
+    """The device record of the running notebook for its ledger (``None`` when nothing is known)."""
+    if _DEVICE_LOG is not None:
+        rec = _DEVICE_LOG.record()
+        if requested is not None:
+            rec["requested"] = requested
+        return rec
+    return None if requested is None else {"requested": requested, "used": None, "cells": None}
+
+
+def is_accelerator(device: str | None) -> bool:
+    """True for ``cuda``, ``cuda:N``, ``mps``."""
+    return bool(device) and not str(device).startswith("cpu")
+
+
+def device_summary(record: dict[str, Any] | None) -> str:
+    """One phrase for a ledger's device record: ``"cuda:0"``, ``"cpu"``, ``"cpu, although cuda was asked for"``."""
+    if not record:
+        return ""
+    used, requested = record.get("used"), record.get("requested")
+    if not used:
+        return f"not recorded (asked: {requested})" if requested else ""
+    text = ", ".join(used)
+    if is_accelerator(requested) and used == ["cpu"]:
+        text += f", although {requested} was asked for"
+    return text
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,6 +437,43 @@ class Claim:
         return format_value(p)
 
 
+def _ranges(numbers: list[int]) -> str:
+    """``[3, 4, 5, 8]`` → ``"3-5, 8"``."""
+    groups: list[list[int]] = []
+    for n in numbers:
+        if groups and groups[-1][1] == n - 1:
+            groups[-1][1] = n
+        else:
+            groups.append([n, n])
+    return ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in groups)
+
+
+def html_value(v: Any) -> str:
+    """A ledger value as HTML for a table cell: a dict as one ``key: value`` line per key, a list of
+    records (dicts with the same keys) as a small table, anything else as :func:`format_value` text."""
+    from html import escape
+
+    if isinstance(v, dict) and v:
+        return "<br>".join(f"{escape(str(k))}: {escape(format_value(x))}" for k, x in v.items())
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, dict) for x in v):
+        keys = list(v[0])
+        if all(list(x) == keys for x in v):
+            # identifying columns (ints and text: K, regime) before the measured ones
+            ident = [k for k in keys if all(isinstance(x[k], (int, str)) and not isinstance(x[k], bool) for x in v)]
+            keys = ident + [k for k in keys if k not in ident]
+            cell = 'style="padding:1px 3px;text-align:left;vertical-align:top;word-break:break-word"'
+            head = "".join(f"<th {cell}>{escape(str(k))}</th>" for k in keys)
+            body = "".join(
+                "<tr>" + "".join(f"<td {cell}>{escape(format_value(x[k]))}</td>" for k in keys) + "</tr>" for x in v
+            )
+            return (
+                '<table style="font-size:0.85em;border-collapse:collapse;width:100%;table-layout:auto">'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            )
+        return "<br>".join(html_value(x) for x in v)
+    return escape(format_value(v))
+
+
 def _outcome(holds: bool | None, test: Any) -> str:
     if test is not None:
         if holds is not None:
@@ -328,9 +507,14 @@ class Claims:
     train, the verdict is ``inconclusive (did not train)``. ``save(results_dir)`` writes
     ``claims.json``; ``show()`` displays the table (verdict first, coloured);
     ``print_verdicts()`` prints only ``id: verdict`` lines -- the cell nbval checks.
+
+    The ledger also records the run's device (:attr:`device`): the device the notebook was asked
+    for (its ``device`` parameter, or ``device=`` here) and the device every cell computed on (the
+    :class:`DeviceLog` that :func:`output_dirs` starts in a Jupyter kernel). The table says so
+    when an accelerator was asked for and every cell ran on the CPU.
     """
 
-    def __init__(self, notebook: str, scale: str) -> None:
+    def __init__(self, notebook: str, scale: str, device: str | None = None) -> None:
         from hgutils.presets import SCALES
 
         if scale not in SCALES:
@@ -338,6 +522,19 @@ class Claims:
         self.notebook = notebook
         self.scale = scale
         self.rows: list[Claim] = []
+        self._requested = device
+        self._loaded_device: dict[str, Any] | None = None
+
+    @property
+    def device(self) -> dict[str, Any] | None:
+        """``{"requested", "used", "cells"}`` (``cells``: execution count → devices), ``None`` when unknown.
+
+        For a ledger being written, read from the running notebook's :class:`DeviceLog` each time;
+        for a loaded one, what it recorded.
+        """
+        if self._loaded_device is not None:
+            return self._loaded_device
+        return device_record(self._requested)
 
     def add(
         self,
@@ -405,6 +602,7 @@ class Claims:
         return {
             "notebook": self.notebook,
             "scale": self.scale,
+            "device": self.device,
             "claims": [dataclasses.asdict(r) | {"verdict": r.verdict} for r in self.rows],
         }
 
@@ -424,6 +622,8 @@ class Claims:
         """
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         out = cls(data["notebook"], data["scale"])
+        if isinstance(data.get("device"), dict):
+            out._loaded_device = data["device"]
         fields = {f.name for f in dataclasses.fields(Claim)}
         for r in data["claims"]:
             r = dict(r)
@@ -431,6 +631,27 @@ class Claims:
                 r["outcome"] = {True: HOLDS, False: "fails", None: NOT_TESTED}[r.get("holds")]
             out.rows.append(Claim(**{k: v for k, v in r.items() if k in fields}))
         return out
+
+    def device_line(self) -> str:
+        """``device: asked cuda; computed on cuda:0 (cells 5, 7-9), the other cells on the CPU`` or ``""``."""
+        rec = self.device
+        if not rec:
+            return ""
+        asked = rec.get("requested") or "?"
+        cells = rec.get("cells") or {}
+        if not rec.get("used"):
+            return f"device: asked {asked}; the cells' devices were not recorded (not run in a Jupyter kernel)"
+        on = {d for devs in cells.values() for d in devs if d != "cpu"}
+        if not on:
+            line = f"device: asked {asked}; every cell computed on the CPU"
+            if is_accelerator(asked):
+                line += f" (this notebook did not use {asked})"
+            return line
+        parts = []
+        for d in sorted(on):
+            runs = _ranges(sorted(int(k) for k, devs in cells.items() if d in devs))
+            parts.append(f"{d} (cells {runs})")
+        return f"device: asked {asked}; computed on " + ", ".join(parts) + ", the other cells on the CPU"
 
     def markdown(self) -> str:
         """The ledger as a Markdown table, verdict first."""
@@ -443,11 +664,13 @@ class Claims:
         return head + body
 
     def html(self) -> str:
-        """The ledger as an HTML table that wraps to the window: verdict first, coloured by verdict."""
+        """The ledger as an HTML table that wraps to the window: verdict first, coloured by verdict; dict
+        values as lines and lists of records as small tables (:func:`html_value`); the device line
+        (:meth:`device_line`) above it, highlighted when an accelerator was asked for and not used."""
         from html import escape
 
         cols = ("verdict", "claim", "statement", "paper", "ours", "criterion", "power")
-        widths = ("22%", "10%", "20%", "12%", "14%", "14%", "8%")
+        widths = ("19%", "9%", "17%", "11%", "22%", "14%", "8%")
         head = "".join(f'<th style="text-align:left;width:{w}">{c}</th>' for c, w in zip(cols, widths))
         rows = []
         for r in self.rows:
@@ -460,8 +683,8 @@ class Claims:
                 verdict,
                 f"<code>{escape(r.id)}</code>",
                 escape(r.statement),
-                escape(format_value(r.paper)),
-                escape(format_value(r.ours)),
+                html_value(r.paper),
+                html_value(r.ours),
                 escape(r.criterion),
                 escape(r.power_text or "—"),
             ]
@@ -470,10 +693,17 @@ class Claims:
                 for c in cells
             )
             rows.append(f'<tr style="background:{colour}">{tds}</tr>')
-        return (
+        table = (
             '<table style="table-layout:fixed;width:100%;border-collapse:collapse;font-size:0.9em">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
+        line = self.device_line()
+        if not line:
+            return table
+        rec = self.device or {}
+        unused = is_accelerator(rec.get("requested")) and rec.get("used") == ["cpu"]
+        style = "background:#f8d7da;padding:2px 6px" if unused else "padding:2px 0"
+        return f'<p style="{style}"><small>{escape(line)}</small></p>{table}'
 
     def show(self) -> None:
         """Display the table (coloured, wrapping HTML in Jupyter; Markdown text elsewhere)."""
@@ -486,7 +716,8 @@ class Claims:
                 return
         except ImportError:  # pragma: no cover - IPython is a dependency
             pass
-        print(self.markdown())
+        line = self.device_line()
+        print((line + "\n\n" if line else "") + self.markdown())
 
     def print_verdicts(self) -> None:
         """Print ``id: verdict`` per claim -- deterministic text for nbval's checked cell."""

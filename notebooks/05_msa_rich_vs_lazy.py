@@ -8,7 +8,7 @@
 #       format_name: percent
 #       format_version: '1.3'
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -79,9 +79,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from IPython.display import display
 
 from hgutils.data.points import swiss_roll, unrolled_plane
 from hgutils.experiments import nb05_msa_rich_vs_lazy as ex
+from hgutils.notebook_tools.tables import table
 from hgutils.plotting import save_figure, use_style
 from hgutils.repro import Claims, cached, output_dirs, seed_everything
 from hgutils.similarity import (
@@ -122,7 +124,6 @@ gen = seed_everything(seed)
 out_res, out_fig = output_dirs("05_msa_rich_vs_lazy", scale, results_dir, figures_dir)
 use_style()
 pd.set_option("display.max_colwidth", None)
-pd.set_option("display.width", 250)
 for k, v in cfg.to_dict().items():
     print(f"{k:>24}: {v}")
 
@@ -188,8 +189,8 @@ meta, cells = exp["meta"], exp["cells"]
 regimes = ex.regime_table(cells)
 checks = ex.regime_checks(cells, cfg)
 gates = ex.group_gates(cells)
-print(regimes.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-print(f"\nrich cells pass the rich checks: {checks['rich']}; lazy cells pass the lazy checks: {checks['lazy']}")
+display(table(regimes, floats="{:.4g}", index=False))
+print(f"rich cells pass the rich checks: {checks['rich']}; lazy cells pass the lazy checks: {checks['lazy']}")
 for name, g in gates.items():
     print(f"learnability {name}: {'trained' if g['trained'] else 'DID NOT TRAIN'} ({g['reason']})")
 
@@ -261,7 +262,7 @@ print(f"MSA distance (rich, lazy; K=2, seed 0), held-out: {1 - exp['mats']['MSA'
 
 # %% tags=[]
 scores = ex.score_measures(exp["mats"], meta)
-print(scores.to_string(float_format=lambda v: f"{v:.3f}"))
+display(table(scores, floats="{:.3f}"))
 fig = ex.plot_similarity_panels(exp["mats"], meta, scores)
 save_figure(fig, out_fig, "05_similarity_matrices")
 plt.show()
@@ -287,7 +288,7 @@ plt.show()
 # %% tags=[]
 stats = ex.activation_stats(hid, heldout, layer, meta, cfg.activation)
 stats = stats.join(ex.isotropy_table(exp["isotropy"], meta).add_prefix("isotropy "))
-print(stats.to_string(float_format=lambda v: f"{v:.3f}"))
+display(table(stats, floats="{:.3f}"))
 
 
 # %% [markdown] tags=[]
@@ -311,7 +312,7 @@ def run_ablation(name):
 
 abl = {name: run_ablation(name) for name in cfg.ablations}
 rows = [ex.ablation_row("protocol", exp, cfg)] + [ex.ablation_row(n, e, c) for n, (c, e) in abl.items()]
-print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+display(table(pd.DataFrame(rows), floats="{:.3f}", index=False))
 for name, (_c, e) in abl.items():
     bad = {k: g["reason"] for k, g in ex.group_gates(e["cells"]).items() if not g["trained"]}
     if bad:
@@ -334,7 +335,7 @@ if prev in abl:
     fig = ex.plot_training_curves(abl[prev][1]["cells"], title=prev)
     save_figure(fig, out_fig, "05_training_curves_previous_recipe")
     plt.show()
-    print(ex.regime_table(abl[prev][1]["cells"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    display(table(ex.regime_table(abl[prev][1]["cells"]), floats="{:.4g}", index=False, caption=prev))
 
 # %% [markdown] tags=[]
 # ## 5 · Paper vs ours
@@ -343,7 +344,7 @@ if prev in abl:
 # their place in the paper.
 
 # %% tags=[]
-print(ex.paper_table(swiss, scores).to_string(index=False))
+display(table(ex.paper_table(swiss, scores), index=False))
 
 # %% [markdown] tags=[]
 # ### What may differ from the paper

@@ -1,8 +1,14 @@
-"""``make lab`` starts JupyterLab on notebooks/ with the venv's kernel; progress bars are widgets there.
+"""``make lab`` starts JupyterLab on notebooks/ with the venv's kernel; progress bars are widgets there;
+a committed notebook opened and saved through the server comes back byte for byte.
 
 The server test runs what ``make lab`` runs (``python -m hgutils.notebook_tools lab``) on a free
 loopback port with a token, in private Jupyter config/data/runtime folders, fetches ``/lab`` and
-``/api/kernelspecs`` and stops it through ``/api/shutdown``.
+``/api/kernelspecs`` and stops it through ``/api/shutdown``. The round-trip test serves a copy of
+``notebooks/`` and ``results/medium/`` the same way, reads every notebook through the contents API
+(where jupytext's contents manager merges each notebook with its script) and writes it back, and
+checks that the metadata JupyterLab writes when the kernel starts (its kernelspec, the kernel's
+``language_info``) is already what the notebooks store: either difference marks a notebook
+modified on open.
 """
 
 from __future__ import annotations
@@ -33,10 +39,41 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _get(url: str, token: str, method: str = "GET") -> tuple[int, str, str]:
-    req = urllib.request.Request(url, method=method, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(req, timeout=20) as resp:
+def _get(url: str, token: str, method: str = "GET", body: dict | None = None) -> tuple[int, str, str]:
+    headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, method=method, headers=headers, data=data)
+    with urllib.request.urlopen(req, timeout=60) as resp:
         return resp.status, resp.geturl(), resp.read().decode("utf-8", "replace")
+
+
+def _serve(cmd: list[str], tmp_path: Path, token: str, base: str) -> subprocess.Popen:
+    log = tmp_path / "lab.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=_isolated_env(tmp_path), stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if _get(f"{base}/api/status", token)[0] == 200:
+                return proc
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if time.monotonic() > deadline:
+            proc.terminate()
+            pytest.fail(f"jupyter lab did not answer within {STARTUP_S} s:\n{log.read_text()[-3000:]}")
+        time.sleep(0.5)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _isolated_env(tmp_path: Path) -> dict[str, str]:
@@ -137,3 +174,89 @@ def test_progress_bars_are_text_outside_jupyter():
     shown, hidden, _ = res.stderr.split("<end>")
     assert "shown:" in shown and "3/3" in shown
     assert hidden == ""
+
+
+def _kernel_language_info() -> dict:
+    """The ``language_info`` the ``python3`` kernel reports (what JupyterLab stores on kernel start)."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        return kc.kernel_info(reply=True, timeout=60)["content"]["language_info"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_committed_notebooks_open_and_save_unchanged_in_jupyterlab(tmp_path):
+    import shutil
+
+    from hgutils.notebook_tools.lab import lab_command
+
+    repo = tmp_path / "repo"
+    folders = {"notebooks": REPO_ROOT / "notebooks", "results/medium": REPO_ROOT / "results" / "medium"}
+    books = []
+    for rel, src in folders.items():
+        (repo / rel).mkdir(parents=True)
+        # notebooks first, their jupytext scripts after (as `make sync` writes them)
+        for f in sorted(src.glob("[0-9][0-9]_*.ipynb")) + sorted(src.glob("*.py")) + sorted(src.glob("*.toml")):
+            shutil.copy2(f, repo / rel / f.name)
+            if f.suffix == ".ipynb":
+                books.append(f"{rel}/{f.name}")
+    assert len(books) >= 7
+    before = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+
+    port, token = _free_port(), secrets.token_hex(16)
+    base = f"http://127.0.0.1:{port}"
+    cmd = lab_command(["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0"], repo)
+    proc = _serve([*cmd, f"--IdentityProvider.token={token}"], tmp_path, token, base)
+    try:
+        spec = json.loads(_get(f"{base}/api/kernelspecs", token)[2])["kernelspecs"]["python3"]["spec"]
+        lab_kernelspec = {"name": "python3", "display_name": spec["display_name"], "language": spec["language"]}
+        for rel in books:
+            model = json.loads(_get(f"{base}/api/contents/{rel}?content=1&type=notebook", token)[2])
+            meta = model["content"]["metadata"]
+            assert meta["kernelspec"] == lab_kernelspec, f"{rel}: JupyterLab rewrites the kernelspec on kernel start"
+            body = {"type": "notebook", "format": "json", "content": model["content"]}
+            assert _get(f"{base}/api/contents/{rel}", token, "PUT", body)[0] == 200
+        assert _get(f"{base}/api/shutdown", token, method="POST")[0] == 200
+        proc.wait(timeout=30)
+    finally:
+        _stop(proc)
+    after = {
+        p.relative_to(repo).as_posix(): p.read_bytes()
+        for p in repo.rglob("*")
+        if p.is_file() and ".ipynb_checkpoints" not in p.parts
+    }
+    assert sorted(after) == sorted(before), "saving created or removed files"
+    changed = [rel for rel in before if after[rel] != before[rel]]
+    assert not changed, f"opening and saving in JupyterLab rewrote {changed}"
+    # on kernel start JupyterLab writes the kernel's language_info: equal to the stored one, no change
+    info = _kernel_language_info()
+    for rel in books:
+        stored = json.loads(before[rel])["metadata"].get("language_info")
+        assert stored == info, f"{rel}: stored language_info {stored} differs from the kernel's {info}"
+
+
+def test_progress_never_warns_in_a_kernel_without_ipywidgets(tmp_path):
+    """tqdm.auto warns "IProgress not found" on import where ipywidgets is missing (the stored stderr of
+    earlier runs); ``progress`` does not import it: no output when off, a text bar when on."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    hide = "import sys\nsys.modules['ipywidgets'] = None  # as in a kernel without ipywidgets\nimport os\n"
+    cells = [
+        nbformat.v4.new_code_cell(
+            hide + f"os.environ['HGUTILS_PROGRESS'] = '{flag}'\n"
+            "from hgutils.repro import progress\n_ = [i for i in progress(range(3), desc='zoo', mininterval=0)]"
+        )
+        for flag in ("0", "1")
+    ]
+    cells.append(nbformat.v4.new_code_cell(hide + "import warnings\nwarnings.simplefilter('always')\nimport tqdm.auto"))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    off, on, control = (c.outputs for c in nb.cells)
+    assert off == []
+    text = "".join(o.get("text", "") for o in on)
+    assert "zoo" in text and "3/3" in text and "IProgress" not in text
+    assert "IProgress not found" in "".join(o.get("text", "") for o in control)  # what tqdm.auto does there

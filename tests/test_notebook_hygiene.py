@@ -110,6 +110,10 @@ def test_a_tidy_notebook_has_no_problems():
         (_md("the issue's sizes cost 8 CPU-min"), "dev-wording"),
         (_md("formulas in REFERENCE §2"), "dev-wording"),
         (_code("c", _result(**{"text/markdown": "| id | {'msa': 0.18439155309397556} |"})), "raw-float"),
+        (
+            _code("import tqdm.auto", _stream("TqdmWarning: IProgress not found. Please update jupyter\n", "stderr")),
+            "stderr",
+        ),
     ],
 )
 def test_each_rule_fires(cell, rule):
@@ -117,6 +121,49 @@ def test_each_rule_fires(cell, rule):
     assert rule in {p.rule for p in problems}, problems
     msg = str(next(p for p in problems if p.rule == rule))
     assert msg.startswith("05_x: cell 0 ") and f": {rule}: " in msg
+
+
+def test_stderr_is_allowed_only_in_a_cell_tagged_for_it():
+    warn = _stream("UserWarning: something\n", "stderr")
+    assert _rules(_nb(_code("w", warn))) == [("cell 0 output 0 (stderr)", "stderr")]
+    assert _rules(_nb(_code("w", warn, tags=["allow-stderr"]))) == []
+    assert _rules(_nb(_code("print(x)", _stream("fine\n")))) == []
+
+
+def test_check_flags_a_stderr_output_injected_into_a_committed_notebook(tmp_path, capsys):
+    from hgutils.notebook_tools.__main__ import main
+
+    src = REPO_ROOT / "notebooks" / "05_msa_rich_vs_lazy.ipynb"
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    assert main(["check", str(src)]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    i = next(k for k, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("outputs"))
+    nb["cells"][i]["outputs"].append(
+        _stream("site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found\n", "stderr")
+    )
+    bad = tmp_path / src.name
+    bad.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert main(["check", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"05_msa_rich_vs_lazy: cell {i} output " in out and "(stderr): stderr: " in out and "IProgress" in out
+
+
+def test_clean_writes_the_kernelspec_jupyterlab_writes_on_kernel_start():
+    from hgutils.notebook_tools.clean import KERNELSPEC
+
+    nb = _nb(_code(), metadata={"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}})
+    assert (
+        clean_notebook(nb)["metadata"]["kernelspec"]
+        == KERNELSPEC
+        == {
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+            "name": "python3",
+        }
+    )
+    assert not is_clean(nb) and is_clean(clean_notebook(nb))
+    other = _nb(_code(), metadata={"kernelspec": {"display_name": "R", "language": "R", "name": "ir"}})
+    assert clean_notebook(other) == other
 
 
 def test_machine_path_in_metadata_and_cell_metadata():

@@ -136,5 +136,11 @@ def test_cli_errors(capsys):
     assert "--only needs at least one notebook" in capsys.readouterr().err
     assert main(["sweep", "05", "-p", "n_seeds", "1", "--jobs", "0"]) == 2
     assert "--jobs must be an integer >= 1" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["reproduce", "--scale", "huge"])
+    # argparse's own errors: one line, no usage block, exit status 2
+    assert main(["reproduce", "--scale", "huge"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: argument --scale: invalid choice: 'huge'") and err.count("\n") == 1
+    assert main(["sweep"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the following arguments are required") and err.count("\n") == 1
+    assert main(["reproduce", "--help"]) == 0 and "--device" in capsys.readouterr().out

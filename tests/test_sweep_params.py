@@ -144,3 +144,38 @@ def test_data_dir_check_accepts_folders_holding_a_dataset(tmp_path, monkeypatch)
     with pytest.raises(ValueError, match="HGUTILS_DATA .* does not exist"):
         runner.sweep(TINY, {"x": [1.0]}, out=tmp_path / "out", echo=lambda s: None)
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# the quick pass before any heavy import: the parameters cells alone
+# --------------------------------------------------------------------------------------------
+COMMITTED = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_the_parameters_cell_reader_agrees_with_papermill():
+    import papermill as pm
+
+    from hgutils.runner.params import parameters_cell
+
+    for nb in [*COMMITTED, TINY]:
+        assert parameters_cell(nb) == pm.inspect_notebook(str(nb)), nb.name
+
+
+def test_cell_types_never_refuse_what_the_preset_accepts():
+    """The quick pass types values by the parameters cell; where it declares a type it is the preset's."""
+    from hgutils.runner.params import preset_class
+
+    for nb in COMMITTED:
+        cell, full = notebook_params(nb, None), notebook_params(nb, preset_class(nb))
+        for name, spec in cell.items():
+            if spec.type is not Any:
+                assert spec.type == full[name].type, f"{nb.name} {name}: cell {spec.type} vs preset {full[name].type}"
+
+
+def test_every_notebook_records_its_smoke_cost_and_devices():
+    from hgutils.runner.params import preset_class
+
+    for nb in COMMITTED:
+        preset = preset_class(nb)
+        assert preset.COST_MINUTES.get("smoke", 0) > 0, f"{nb.stem}: no smoke cost (the plan would say unknown)"
+        assert set(preset.DEVICES) <= {"cpu", "cuda", "mps"} and "cpu" in preset.DEVICES

@@ -42,6 +42,8 @@ class TemplateConfig(Preset):
     c: float = 1.0  # curvature magnitude (sectional curvature -c)
     max_norm: float = 6.0  # largest tangent norm tested (sqrt(c) |v|; tanh saturates near 8.3 in float32)
     n_norms: int = 13  # norms from 0 to max_norm
+    DEVICES: ClassVar[tuple[str, ...]] = ("cpu",)  # the identity checks run on the CPU whatever `device` says
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         "medium": {"n_points": 20000, "n_norms": 25},

@@ -83,7 +83,7 @@ class INRClassificationConfig(ComparisonSettings):
     control_variants: tuple[str, ...] = CONTROL_VARIANTS  # models trained on the control zoo (first seed)
     n_figure_nets: int = 4  # test INRs averaged in the radial/angular statistics
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
-    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 22.3}
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.2, "medium": 22.3}
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},

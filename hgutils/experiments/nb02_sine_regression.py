@@ -62,7 +62,7 @@ class SineRegressionConfig(ComparisonSettings):
     variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
     emb_dim: int = 16  # InfoNCE embedding width (DWSNets: 16)
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
-    COST_MINUTES: ClassVar[dict[str, float]] = {"medium": 20.9}
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 20.9}
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},

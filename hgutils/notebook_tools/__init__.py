@@ -7,6 +7,7 @@
 - :mod:`~hgutils.notebook_tools.links` -- Binder launch URLs, links to the published medium runs,
   the README's badge and notebook table;
 - :mod:`~hgutils.notebook_tools.pairs` -- jupytext py:percent scripts paired with the notebooks;
+- :mod:`~hgutils.notebook_tools.tables` -- tables that fit a JupyterLab window (wrapping HTML);
 - :mod:`~hgutils.notebook_tools.lab` -- ``make lab``.
 
 Command line: ``python -m hgutils.notebook_tools clean | links | pair | sync | check | lab``.

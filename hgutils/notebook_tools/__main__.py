@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from hgutils.notebook_tools.links import published_notebooks
 from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT
@@ -54,33 +55,46 @@ def _links() -> list[Path]:
     return refresh_all()
 
 
-def _check() -> list[str]:
+def _check(paths: Sequence[str] = ()) -> list[str]:
+    """Every problem of the given notebooks (default: the committed and published ones, and the README)."""
     from hgutils.notebook_tools.clean import is_clean
     from hgutils.notebook_tools.hygiene import check_file
     from hgutils.notebook_tools.links import links_block, readme_badge, readme_table
-    from hgutils.notebook_tools.pairs import orphan_scripts, pair_differences
+    from hgutils.notebook_tools.pairs import orphan_scripts, pair_differences, paired_metadata
 
     problems: list[str] = []
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    if readme_badge() not in readme or readme_table() not in readme:
-        problems.append("README.md: Binder badge or notebook table out of date (run `make sync`)")
+    if not paths:
+        readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+        if readme_badge() not in readme or readme_table() not in readme:
+            problems.append("README.md: Binder badge or notebook table out of date (run `make sync`)")
     import nbformat
 
-    for nb in committed_notebooks() + published_notebooks():
+    for nb in _targets(paths, committed_notebooks() + published_notebooks()):
         problems += [str(p) for p in check_file(nb)]
         node = nbformat.read(nb, as_version=4)
+        label = nb.resolve().relative_to(REPO_ROOT) if nb.resolve().is_relative_to(REPO_ROOT) else nb
         if not is_clean(node):
-            problems.append(f"{nb.relative_to(REPO_ROOT)}: not cleaned (run `make sync`)")
-        if nb.parent == NOTEBOOK_DIR:
+            problems.append(f"{label}: not cleaned (run `make sync`)")
+        if nb.resolve().parent == NOTEBOOK_DIR:
             problems += pair_differences(nb)
+            if node.metadata.get("jupytext") != paired_metadata(nb):
+                problems.append(f"{nb.name}: jupytext metadata differs from its script's header (run `make sync`)")
             if links_block(nb) not in node.cells[0].source:
                 problems.append(f"{nb.name}: first cell lacks its current links (run `make sync`)")
-    problems += [f"{p.name}: script without a notebook" for p in orphan_scripts(NOTEBOOK_DIR)]
+    if not paths:
+        problems += [f"{p.name}: script without a notebook" for p in orphan_scripts(NOTEBOOK_DIR)]
     return problems
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one ``error:`` line (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="python -m hgutils.notebook_tools", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -92,7 +106,10 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pair", help="regenerate the py:percent scripts notebooks/NN_name.py from the notebooks")
     p.add_argument("paths", nargs="*", help="notebooks (default: notebooks/NN_*.ipynb)")
     sub.add_parser("sync", help="clean, links and pair, in that order (what `make sync` runs)")
-    sub.add_parser("check", help="report hygiene problems, stale links, uncleaned notebooks and stale pairs")
+    k = sub.add_parser("check", help="report hygiene problems, stale links, uncleaned notebooks and stale pairs")
+    k.add_argument(
+        "paths", nargs="*", help="notebooks (default: notebooks/NN_*.ipynb, the published ones and the README)"
+    )
     sub.add_parser(
         "lab",
         help="JupyterLab on the repository at notebooks/ with this environment's kernel; "
@@ -123,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd in ("pair", "sync"):
             _report("paired", _pair(getattr(args, "paths", [])))
         if args.cmd == "check":
-            problems = _check()
+            problems = _check(args.paths)
             for line in problems:
                 print(line)
             print(f"{len(problems)} problem(s)" if problems else "notebooks: clean, linked, paired")

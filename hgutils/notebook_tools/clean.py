@@ -8,7 +8,10 @@
   the notebook-level ``parameters`` are kept when a run injected any);
 - per-cell execution timestamps (``execution``, ``papermill``, ``ExecuteTime``) removed;
 - saved widget state and widget views (tqdm bars from an interactive session, which render
-  nowhere else) removed.
+  nowhere else) removed;
+- the ``python3`` kernelspec written as ipykernel installs it (:data:`KERNELSPEC`): JupyterLab
+  writes the running kernel's spec into the notebook when the kernel starts, and a stored spec that
+  differs (``"Python 3"`` instead of ``"Python 3 (ipykernel)"``) marks the notebook modified on open.
 
 Cell sources other than the injected parameters, and every other output, stay as they are:
 content problems are reported by :mod:`hgutils.notebook_tools.hygiene`, not hidden. Cleaning is
@@ -29,6 +32,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 TIMING_CELL_KEYS = ("execution", "papermill", "ExecuteTime")
 #: notebook-level metadata written by an interactive session or an extension, never reviewed
 SESSION_KEYS = ("widgets",)
+#: the kernelspec metadata JupyterLab writes for the ``python3`` kernel that ipykernel installs
+#: (``make lab``, Binder): ``{name, display_name, language}`` of the spec, exactly these keys
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
 def _text(value: Any, repo_root: Path) -> Any:
@@ -68,6 +74,9 @@ def clean_notebook(nb: dict, repo_root: Path = REPO_ROOT) -> dict:
     meta = nb.setdefault("metadata", {})
     for key in SESSION_KEYS:
         meta.pop(key, None)
+    spec = meta.get("kernelspec")
+    if isinstance(spec, dict) and spec.get("name") == KERNELSPEC["name"]:
+        meta["kernelspec"] = dict(KERNELSPEC)
     pm = meta.pop("papermill", None)
     if isinstance(pm, dict) and pm.get("parameters"):
         meta["papermill"] = {"parameters": _text(pm["parameters"], repo_root)}

@@ -17,7 +17,9 @@ offending text. The rules:
 - ``raw-float``: a float printed with twelve or more decimals (a raw ``repr`` instead of the
   ledger's compact values: usually an output stored before the code changed);
 - ``execution-order``: executed code cells not numbered 1, 2, 3, ... in order (cells run out of
-  order or re-run by hand: outputs that no top-to-bottom run produced).
+  order or re-run by hand: outputs that no top-to-bottom run produced);
+- ``stderr``: a stored ``stderr`` stream (a warning, a progress bar, a log line: red text a reader
+  cannot act on), unless the cell is tagged ``allow-stderr`` (output the notebook means to show).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from pathlib import Path
 from hgutils.notebook_tools.paths import find_machine_paths
 from hgutils.runner.notebooks import REPO_ROOT
 
-RULES = ("path-repr", "truncated-table", "machine-path", "dev-wording", "raw-float", "execution-order")
+RULES = ("path-repr", "truncated-table", "machine-path", "dev-wording", "raw-float", "execution-order", "stderr")
+#: the cell tag that allows a cell's stored stderr output
+ALLOW_STDERR = "allow-stderr"
 
 _PATH_REPR = re.compile(r"\b(?:Posix|Windows|Pure\w*)Path\(")
 _DEV_WORDING = re.compile(
@@ -128,7 +132,11 @@ def find_problems(nb: dict, name: str, repo_root: Path = REPO_ROOT) -> list[Prob
         if cell.get("cell_type") != "code":
             continue
         counts.append((i, cell.get("execution_count")))
+        allow_stderr = ALLOW_STDERR in (cell.get("metadata") or {}).get("tags", [])
         for j, out in enumerate(cell.get("outputs", [])):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr" and not allow_stderr:
+                text = _join(out.get("text", ""))
+                problems.append(Problem(name, f"cell {i} output {j} (stderr)", "stderr", _excerpt(text, 0, 0, 100)))
             in_table = "<table" in _join(out.get("data", {}).get("text/html", ""))
             for mime, text in _output_texts(out):
                 at = f"cell {i} output {j} ({mime})"

@@ -32,13 +32,41 @@ def kernel_argv(name: str = KERNEL_NAME) -> list[str]:
         return []
 
 
+def kernel_display_name(name: str = KERNEL_NAME) -> str | None:
+    """The display name of kernelspec ``name`` (``None`` if there is none)."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        return KernelSpecManager().get_kernel_spec(name).display_name
+    except NoSuchKernel:
+        return None
+
+
 def ensure_kernel(name: str = KERNEL_NAME) -> bool:
-    """Make kernelspec ``name`` start this interpreter; return whether it had to be (re)installed."""
+    """Make kernelspec ``name`` start this interpreter, under the display name the notebooks store;
+    return whether it had to be (re)installed.
+
+    The notebooks store ``"Python 3 (ipykernel)"`` (:data:`hgutils.notebook_tools.clean.KERNELSPEC`):
+    JupyterLab writes the kernel's spec into a notebook when the kernel starts, so a kernel of
+    another display name would mark every notebook modified on open.
+    """
+    from hgutils.notebook_tools.clean import KERNELSPEC
+
     argv = kernel_argv(name)
-    if argv and argv[0] == sys.executable:
+    if argv and argv[0] == sys.executable and kernel_display_name(name) == KERNELSPEC["display_name"]:
         return False
     subprocess.run(
-        [sys.executable, "-m", "ipykernel", "install", "--sys-prefix", "--name", name],
+        [
+            sys.executable,
+            "-m",
+            "ipykernel",
+            "install",
+            "--sys-prefix",
+            "--name",
+            name,
+            "--display-name",
+            KERNELSPEC["display_name"],
+        ],
         check=True,
         capture_output=True,
     )

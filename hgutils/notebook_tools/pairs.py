@@ -5,7 +5,9 @@ extension and the ``jupytext`` command line), so the scripts carry only cell sou
 and the kernelspec: no outputs, no execution metadata, no jupytext version.
 
 - :func:`write_pair` -- regenerate the script from its notebook (the notebook is the source of
-  truth: papermill and nbval run the ``.ipynb``);
+  truth: papermill and nbval run the ``.ipynb``), after giving the notebook the ``jupytext``
+  metadata that JupyterLab's jupytext contents manager merges into it from the script on opening
+  (:func:`paired_metadata`), so that saving it from JupyterLab writes back the same file;
 - :func:`pair_differences` -- what differs between a notebook and its script after reading the
   script back with jupytext (cell count, kinds, sources); empty when they agree.
 """
@@ -40,13 +42,35 @@ def script_text(notebook: Path) -> str:
     return jupytext.writes(nb, FORMAT, config=_config(notebook.parent))
 
 
+def paired_metadata(notebook: Path) -> dict[str, Any]:
+    """The ``jupytext`` notebook metadata the script's header carries (its ``text_representation`` aside).
+
+    Opening a paired notebook, jupytext's contents manager combines the ``.ipynb`` with its script
+    and the notebook takes the script header's ``jupytext`` entry; the ``.ipynb`` it saves drops only
+    ``text_representation``. A notebook that already holds this entry is saved unchanged.
+    """
+    import jupytext
+
+    header = jupytext.reads(script_text(notebook), fmt=FORMAT).metadata.get("jupytext", {})
+    return {k: v for k, v in header.items() if k != "text_representation"}
+
+
 def write_pair(notebook: Path) -> bool:
-    """Write ``notebook``'s script next to it; return whether the file changed."""
+    """Write ``notebook``'s script next to it, and its :func:`paired_metadata`; return whether a file changed."""
+    import nbformat
+
+    notebook = Path(notebook)
+    nb = nbformat.read(notebook, as_version=4)
+    wanted = paired_metadata(notebook)
+    meta_changed = nb.metadata.get("jupytext") != wanted
+    if meta_changed:
+        nb.metadata["jupytext"] = wanted
+        nbformat.write(nb, notebook)
     path = pair_path(notebook)
     text = script_text(notebook)
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
+    if path.is_file() and path.read_text(encoding="utf-8") == text and not meta_changed:
         return False
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8")  # the script last: jupytext reads the newer file's inputs
     return True
 
 

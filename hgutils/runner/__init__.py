@@ -5,12 +5,14 @@ Modules, each named for what it holds:
 - :mod:`~hgutils.runner.notebooks` -- finding notebooks (``--only``, ``sweep 05``), code fingerprints;
 - :mod:`~hgutils.runner.params` -- a notebook's parameters, ``-p`` parsing by type, validation;
 - :mod:`~hgutils.runner.datacheck` -- an explicitly given data folder must hold data;
+- :mod:`~hgutils.runner.preflight` -- the device, a writable output root, one run per root (lock);
 - :mod:`~hgutils.runner.records` -- run keys, ``run.json`` records, atomic writing of outputs;
 - :mod:`~hgutils.runner.execute` -- papermill into a staging folder, outputs returned as bytes;
 - :mod:`~hgutils.runner.backends` -- local worker processes or Dask; Ctrl-C/SIGTERM handling;
 - :mod:`~hgutils.runner.sweep`, :mod:`~hgutils.runner.reproduce`, :mod:`~hgutils.runner.claims_report`.
 
-Guarantees: every input is validated before anything runs (one ``error:`` line, exit 2); every
+Guarantees: every input is validated before anything runs (one ``error:`` line, exit 2, nothing
+written; names and values against the parameters cells before any heavy import); every
 output goes under the run's output root (the repository's tracked ``results/<scale>`` and
 ``figures/<scale>`` only with ``--publish``); a run is reused only when its recorded key (scale,
 parameters, notebook code, hgutils code) matches; SIGINT/SIGTERM cancel queued work, terminate
@@ -40,6 +42,7 @@ from hgutils.runner.params import (
     preset_class,
     split_values,
 )
+from hgutils.runner.preflight import RunLock, check_device, check_writable
 from hgutils.runner.records import is_complete, library_fingerprint, read_record, run_key
 from hgutils.runner.reproduce import DEFAULT_RUN_ROOT, ReproduceResult, RunRecord, publish_results, reproduce
 from hgutils.runner.sweep import SweepResult, sweep
@@ -57,10 +60,13 @@ __all__ = [
     "NotebookFailure",
     "ParamSpec",
     "ReproduceResult",
+    "RunLock",
     "RunRecord",
     "SweepResult",
     "check_data_dir",
     "check_data_env",
+    "check_device",
+    "check_writable",
     "claims_markdown",
     "collect_claims",
     "datasets_present",

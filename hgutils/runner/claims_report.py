@@ -1,5 +1,10 @@
 """The claims report: every ``claims.json`` of a scale as one Markdown table, and the README section.
 
+Two roots hold ledgers: the run root ``results/runs/`` (untracked), where ``reproduce`` writes, and
+the published ``results/`` (tracked), where ``reproduce --publish`` copies them. ``claims --scale S``
+reads the run root, ``claims --published`` the published one; the README's table is always built
+from the published ledgers.
+
 The README's section between ``<!-- CLAIMS:START -->`` and ``<!-- CLAIMS:END -->`` is the
 **medium** table; :func:`write_claims` refuses to put any other scale there, or ledgers whose own
 scale differs from the one asked for, or an empty table. A row's notebook name links to the
@@ -8,6 +13,7 @@ executed notebook published beside the ledgers (``<scale>/<notebook>.ipynb``) wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -18,10 +24,17 @@ README_START = "<!-- CLAIMS:START -->"
 README_END = "<!-- CLAIMS:END -->"
 README_SCALE = "medium"
 PUBLISHED_ROOT = REPO_ROOT / "results"
+#: where ``reproduce`` writes by default (``hgutils.runner.DEFAULT_RUN_ROOT`` is this folder)
+RUN_ROOT = REPO_ROOT / "results" / "runs"
+
+
+def claims_root(update_readme: bool = False) -> Path:
+    """The default root of the ledgers: the run root, or the published root for the README table."""
+    return PUBLISHED_ROOT if update_readme else RUN_ROOT
 
 
 def collect_claims(scale: str, out: str | os.PathLike | None = None) -> list:
-    """All ``claims.json`` ledgers under ``<out>/<scale>/*/`` (``out`` defaults to ``<repo>/results``), by notebook.
+    """All ``claims.json`` ledgers under ``<out>/<scale>/*/`` (``out`` defaults to the run root ``results/runs``).
 
     Raises
     ------
@@ -30,7 +43,7 @@ def collect_claims(scale: str, out: str | os.PathLike | None = None) -> list:
     """
     from hgutils.repro import Claims
 
-    root = Path(out) if out else PUBLISHED_ROOT
+    root = Path(out) if out else RUN_ROOT
     ledgers = []
     for path in sorted((root / scale).glob("*/claims.json")):
         led = Claims.load(path)
@@ -69,9 +82,11 @@ def verdict_counts_markdown(ledgers: Iterable, link: Callable[[str], str | None]
     return "\n".join(lines) + "\n"
 
 
-def claims_markdown(ledgers: Iterable, scale: str, link: Callable[[str], str | None] | None = None) -> str:
+def claims_markdown(
+    ledgers: Iterable, scale: str, link: Callable[[str], str | None] | None = None, where: str = ""
+) -> str:
     """The verdict counts per notebook, then one table of every claim (verdict right after the claim id;
-    notebooks linked where ``link`` gives an href)."""
+    notebooks linked where ``link`` gives an href); ``where`` names the folder searched, for the empty table."""
     from hgutils.repro import format_value
 
     ledgers = list(ledgers)
@@ -99,8 +114,10 @@ def claims_markdown(ledgers: Iterable, scale: str, link: Callable[[str], str | N
                 f"{format_value(r.ours)} | {r.criterion} | {r.power_text or '—'} |"
             )
     if n == 0:
+        at = f" under `{where}`" if where else ""
         lines.append(
-            f"| — | — | — | no ledgers found for scale `{scale}`; run `make reproduce SCALE={scale}` | — | — | — | — |"
+            f"| — | — | — | no ledgers found for scale `{scale}`{at}; `python -m hgutils reproduce --scale {scale}` "
+            f"writes them under `results/runs/{scale}/` | — | — | — | — |"
         )
     return "\n".join(lines) + "\n"
 
@@ -112,6 +129,9 @@ def write_claims(
     readme: Path = REPO_ROOT / "README.md",
 ) -> str:
     """Render ``<out>/<scale>/CLAIMS.md``; optionally replace the README's marked (medium) section.
+
+    ``out`` defaults to the run root ``results/runs`` and, with ``update_readme``, to the published
+    root ``results/`` (:func:`claims_root`).
 
     Raises
     ------
@@ -126,9 +146,12 @@ def write_claims(
             f"the README's claims section is the {README_SCALE} table; refusing to write a {scale} table into it "
             f"(use --scale {README_SCALE}, or leave out --update-readme)"
         )
-    root = Path(out) if out else PUBLISHED_ROOT
+    root = Path(out) if out else claims_root(update_readme)
     ledgers = collect_claims(scale, root)
-    md = claims_markdown(ledgers, scale, notebook_linker(root / scale, root / scale))
+    shown = root / scale
+    with contextlib.suppress(ValueError):
+        shown = shown.resolve().relative_to(REPO_ROOT)
+    md = claims_markdown(ledgers, scale, notebook_linker(root / scale, root / scale), shown.as_posix())
     atomic_write_text(root / scale / "CLAIMS.md", md)
     if update_readme:
         if not ledgers:

@@ -96,11 +96,7 @@ def check_data_dir(
         loads (one line saying so, and what would have been accepted).
     """
     finder = finder or datasets_present
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise ValueError(f"{origin} {str(path)!r} does not exist; give a folder holding the datasets, or leave it out")
-    if not p.is_dir():
-        raise ValueError(f"{origin} {str(path)!r} is not a folder")
+    p = check_data_path(path, origin)
     found = finder(p)
     if not found:
         raise ValueError(
@@ -109,6 +105,28 @@ def check_data_dir(
             "leave it out to use the packaged or generated data"
         )
     return found
+
+
+def check_data_path(path: str | os.PathLike, origin: str = "--data-dir") -> Path:
+    """The quick half of :func:`check_data_dir` (the location exists and is a folder), run before any import.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` does not exist or is not a folder.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ValueError(f"{origin} {str(path)!r} does not exist; give a folder holding the datasets, or leave it out")
+    if not p.is_dir():
+        raise ValueError(f"{origin} {str(path)!r} is not a folder")
+    return p
+
+
+def check_data_env_paths() -> list[Path]:
+    """:func:`check_data_path` for every folder of ``$HGUTILS_DATA``."""
+    env = os.environ.get(ENV_VAR, "")
+    return [check_data_path(part, ENV_VAR) for part in env.split(os.pathsep) if part.strip()]
 
 
 def check_data_env(finder: DatasetFinder | None = None) -> dict[str, list[str]]:

@@ -1,6 +1,7 @@
 """Notebook parameters: what a notebook accepts, parsing ``-p`` values by type, validating before launch.
 
-Names come from the notebook's ``parameters`` cell (``papermill.inspect_notebook``); types come from
+Names come from the notebook's ``parameters`` cell (:func:`parameters_cell`, read with ``json`` and
+``ast`` so that checking a command line imports neither papermill nor nbformat); types come from
 the notebook's preset class when it has one (``CONFIG`` in ``hgutils.experiments.nbNN_name``; see
 :func:`preset_class`), else from the parameters cell itself: the annotation (``x: float = 1.0``), a
 leading comment such as ``# int or None: ...`` / ``# list of str or None: ...``, or the default
@@ -18,9 +19,12 @@ import ast
 import dataclasses
 import difflib
 import importlib
+import io
 import itertools
 import json
+import os
 import re
+import tokenize
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -150,6 +154,65 @@ def _default_type(default: str) -> Any | None:
     return None
 
 
+def _comment_on(tokens: list[tokenize.TokenInfo], line: int) -> str:
+    """The text of the comment that ends source line ``line`` (1-based), without ``#``; ``""`` if none."""
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT and tok.start[0] == line:
+            return tok.string[1:].strip()
+    return ""
+
+
+def parameters_cell(notebook: str | os.PathLike) -> dict[str, dict[str, str]]:
+    """The assignments of the notebook's first cell tagged ``parameters``, as papermill reports them.
+
+    ``{name: {"name", "inferred_type_name", "default", "help"}}``: ``default`` is the source text
+    of the value (a value written over several lines joined into one), ``inferred_type_name`` the
+    annotation's text or ``"None"``, ``help`` the comment ending the assignment. Only the standard
+    library is used (``json``, ``ast``, ``tokenize``), so this is fast enough to run before any heavy
+    import; it agrees with ``papermill.inspect_notebook`` on every notebook of the companion
+    (tests/test_sweep_params.py). ``{}`` when there is no parameters cell.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a notebook (JSON with cells) or its parameters cell is not valid Python.
+    """
+    path = Path(notebook)
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        cells = nb["cells"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path.name} is not a readable notebook ({type(err).__name__}: {err})") from None
+    cell = next((c for c in cells if "parameters" in (c.get("metadata") or {}).get("tags", [])), None)
+    if cell is None:
+        return {}
+    src = cell.get("source", "")
+    src = "".join(src) if isinstance(src, list) else src
+    try:
+        tree = ast.parse(src)
+        tokens = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    except (SyntaxError, tokenize.TokenError) as err:
+        raise ValueError(f"{path.name}: the parameters cell is not valid Python ({err})") from None
+    out: dict[str, dict[str, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, annotation = node.targets[0].id, None
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, annotation = node.target.id, node.annotation
+        else:
+            continue
+        segment = ast.get_source_segment(src, node.value) or ""
+        default = "".join(line.strip() for line in segment.splitlines())
+        hint = (ast.get_source_segment(src, annotation) or "").strip("'\" ") if annotation is not None else ""
+        out[name] = {
+            "name": name,
+            "inferred_type_name": hint or "None",
+            "default": default,
+            "help": _comment_on(tokens, node.end_lineno or node.lineno),
+        }
+    return out
+
+
 def notebook_params(notebook: Path, preset: type[Preset] | None = None) -> dict[str, ParamSpec]:
     """The parameters of ``notebook``'s ``parameters`` cell, each with the type values are checked against.
 
@@ -162,9 +225,7 @@ def notebook_params(notebook: Path, preset: type[Preset] | None = None) -> dict[
     ValueError
         If the notebook has no ``parameters`` cell.
     """
-    import papermill as pm
-
-    raw = pm.inspect_notebook(str(notebook))
+    raw = parameters_cell(notebook)
     if not raw:
         raise ValueError(f"{Path(notebook).name} has no cell tagged 'parameters'; nothing can be set with -p")
     fields = preset.field_types() if preset is not None else {}

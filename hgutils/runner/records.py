@@ -66,6 +66,29 @@ def run_key(notebook: str, source: bytes, scale: str, parameters: dict[str, Any]
     }
 
 
+def ledger_device(files: dict[str, bytes], requested: str | None = None) -> str:
+    """The device the run's ledgers (``*/claims.json`` among ``files``) record, as one phrase; ``""`` if none.
+
+    ``"cuda:0"``, ``"cpu"``, or ``"cpu, although cuda was asked for"`` (see
+    :func:`hgutils.repro.device_summary`); ``requested`` stands in for a ledger that did not record it.
+    """
+    from hgutils.repro import device_summary
+
+    phrases = []
+    for rel, data in sorted(files.items()):
+        if not rel.endswith("/claims.json"):
+            continue
+        try:
+            rec = json.loads(data).get("device")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(rec, dict):
+            phrase = device_summary({"requested": requested} | {k: v for k, v in rec.items() if v is not None})
+            if phrase and phrase not in phrases:
+                phrases.append(phrase)
+    return "; ".join(phrases)
+
+
 def key_hash(key: dict[str, Any]) -> str:
     """sha256 (16 hex) of a key's canonical JSON."""
     return hashlib.sha256(json.dumps(key, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]

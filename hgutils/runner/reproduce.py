@@ -7,6 +7,7 @@ Layout of a run root (``out`` defaults to ``<repo>/results/runs``, ignored by gi
     <out>/<scale>/<NN_name>/claims.json  the ledger (and the notebook's tables)
     <out>/<scale>/CLAIMS.md              all ledgers of that scale as one table
     <out>/figures/<scale>/...            the figures
+    <out>/.hgutils.lock                  while a run uses the root: its PID, host, start time, command
 
 It mirrors the repository's ``results/`` and ``figures/``; nothing tracked is written unless
 ``publish=True`` (``--publish``) copies the completed notebooks' executed copies (cleaned), ledgers,
@@ -25,8 +26,14 @@ from typing import Any
 
 from hgutils.presets import SCALES
 from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
-from hgutils.runner.claims_report import write_claims
-from hgutils.runner.datacheck import DatasetFinder, check_data_dir, check_data_env
+from hgutils.runner.claims_report import RUN_ROOT, write_claims
+from hgutils.runner.datacheck import (
+    DatasetFinder,
+    check_data_dir,
+    check_data_env,
+    check_data_env_paths,
+    check_data_path,
+)
 from hgutils.runner.execute import Job, JobResult, NotebookFailure
 from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT, select_notebooks
 from hgutils.runner.params import (
@@ -39,9 +46,10 @@ from hgutils.runner.params import (
     preset_class,
     validate_against_preset,
 )
-from hgutils.runner.records import is_complete, library_fingerprint, read_record, run_key, write_into
+from hgutils.runner.preflight import RunLock, check_device, check_writable
+from hgutils.runner.records import is_complete, ledger_device, library_fingerprint, read_record, run_key, write_into
 
-DEFAULT_RUN_ROOT = REPO_ROOT / "results" / "runs"
+DEFAULT_RUN_ROOT = RUN_ROOT
 
 
 @dataclass
@@ -53,6 +61,7 @@ class RunRecord:
     ok: bool
     error: str = ""
     status: str = "ran"
+    device: str = ""
 
 
 @dataclass
@@ -70,11 +79,11 @@ class ReproduceResult:
         return [r for r in self.records if r.status == "failed"]
 
     def table(self) -> str:
-        """Markdown: notebook, wall time, status."""
-        lines = ["| notebook | wall time (s) | status |", "|---|---|---|"]
+        """Markdown: notebook, wall time, status, the device its ledger records (``—`` when none ran)."""
+        lines = ["| notebook | wall time (s) | status | device |", "|---|---|---|---|"]
         for r in self.records:
             secs = f"{r.seconds:.0f}" if r.status in ("ran", "failed") else "—"
-            lines.append(f"| {r.notebook} | {secs} | {r.status} |")
+            lines.append(f"| {r.notebook} | {secs} | {r.status} | {r.device or '—'} |")
         return "\n".join(lines) + "\n"
 
 
@@ -86,6 +95,7 @@ class _Planned:
     complete: bool
     estimate_min: float | None
     estimate_origin: str
+    device_note: str = ""
 
 
 def fmt_minutes(minutes: float | None) -> str:
@@ -117,6 +127,26 @@ def _spec(specs: dict[str, ParamSpec], name: str, notebook: str) -> ParamSpec:
     return check_name(name, specs, notebook)
 
 
+def _values(nb: Path, preset: Any, scale: str, device: str, data_dir: Any, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The checked parameters of one notebook: against its parameters cell, then its preset (when given)."""
+    specs = notebook_params(nb, preset)
+    values: dict[str, Any] = {"scale": scale, "device": device}
+    if data_dir:
+        values["data_dir"] = str(Path(data_dir).expanduser().resolve())
+    values = {k: check_value(_spec(specs, k, nb.name), v) for k, v in values.items()}
+    for name, value in overrides.items():
+        values[name] = check_value(check_name(name, specs, nb.name), value)
+    validate_against_preset(preset, scale, values, nb.stem)
+    return values
+
+
+def _device_note(preset: Any, device: str) -> str:
+    """Empty, or why the notebook computes on the CPU although ``device`` asks for an accelerator."""
+    if str(device).startswith("cpu") or preset is None or preset.supports_device(device):
+        return ""
+    return f"runs on the CPU: {preset.__name__}.DEVICES = {tuple(preset.DEVICES)} (asked: {device})"
+
+
 def reproduce(
     scale: str = "medium",
     only: str | None = None,
@@ -137,17 +167,22 @@ def reproduce(
     data_finder: DatasetFinder | None = None,
     repo_root: Path = REPO_ROOT,
     echo: Callable[[str], None] = print,
+    device_check: Callable[[str], Any] = check_device,
 ) -> ReproduceResult:
     """Execute the selected notebooks at ``scale``; print the plan and progress; resume; keep going on failure.
 
     ``params`` are one-off overrides for every selected notebook (``-p NAME VALUE``; each notebook
-    must have the parameter). Everything (names, types, presets, ``data_dir``) is checked before
-    the first notebook starts. Returns a :class:`ReproduceResult`; the caller decides the exit code.
+    must have the parameter). Before the first notebook starts, in this order: every name and value
+    against the notebooks' parameters cells (no heavy import), the data locations exist, the device
+    is available (:func:`~hgutils.runner.preflight.check_device`), the output root can be written
+    and no other run holds it (:class:`~hgutils.runner.preflight.RunLock`, held until the end);
+    then the values against each notebook's preset (importing its driver module) and the data
+    folders' contents. Returns a :class:`ReproduceResult`; the caller decides the exit code.
 
     Raises
     ------
     ValueError
-        For any invalid input (one line), before anything ran.
+        For any invalid input (one line), before anything ran; nothing is written.
     """
     if scale not in SCALES:
         raise ValueError(f"--scale must be one of {SCALES}; got {scale!r}")
@@ -159,24 +194,63 @@ def reproduce(
     for name in ("scale", "device", "data_dir"):
         if name in overrides:
             raise ValueError(f"-p {name}: use --{name.replace('_', '-')} instead")
+    for nb in books:  # the parameters cells alone: fast, nothing imported
+        _values(nb, None, scale, device, data_dir, overrides)
+    backend = backend or make_backend(jobs, cluster, scheduler)
+    if data_dir:
+        check_data_path(data_dir, "--data-dir")
+    check_data_env_paths()
+    if isinstance(backend, LocalBackend):
+        device_check(device)
+    created = check_writable(out)
+    command = f"reproduce --scale {scale}" + (f" --only {only}" if only else "") + f" --device {device}"
+    with RunLock(out, command, echo, created):
+        return _reproduce_locked(
+            scale,
+            books,
+            device,
+            out,
+            data_dir,
+            overrides,
+            force,
+            backend,
+            publish,
+            log_output,
+            preset_lookup,
+            data_finder,
+            repo_root,
+            echo,
+            device_check,
+        )
+
+
+def _reproduce_locked(
+    scale: str,
+    books: list[Path],
+    device: str,
+    out: Path,
+    data_dir: Any,
+    overrides: dict[str, Any],
+    force: bool,
+    backend: LocalBackend | DaskBackend,
+    publish: bool,
+    log_output: bool,
+    preset_lookup: PresetLookup,
+    data_finder: DatasetFinder | None,
+    repo_root: Path,
+    echo: Callable[[str], None],
+    device_check: Callable[[str], Any],
+) -> ReproduceResult:
     plan: list[_Planned] = []
     for nb in books:
         preset = preset_lookup(nb)
-        specs = notebook_params(nb, preset)
-        values: dict[str, Any] = {"scale": scale, "device": device}
-        if data_dir:
-            values["data_dir"] = str(Path(data_dir).expanduser().resolve())
-        values = {k: check_value(_spec(specs, k, nb.name), v) for k, v in values.items()}
-        for name, value in overrides.items():
-            values[name] = check_value(check_name(name, specs, nb.name), value)
-        validate_against_preset(preset, scale, values, nb.stem)
+        values = _values(nb, preset, scale, device, data_dir, overrides)
         key = run_key(nb.stem, nb.read_bytes(), scale, values)
         record = out / scale / f"{nb.stem}.run.json"
         complete = not force and is_complete(record, key, out)
         est, origin = _estimate(preset, scale, record)
-        plan.append(_Planned(nb, values, key, complete, est, origin))
+        plan.append(_Planned(nb, values, key, complete, est, origin, _device_note(preset, device)))
 
-    backend = backend or make_backend(jobs, cluster, scheduler)
     parallel = not (isinstance(backend, LocalBackend) and backend.workers == 1)
     run_id = new_run_id()
     todo = [p for p in plan if not p.complete]
@@ -206,7 +280,8 @@ def reproduce(
         if res.ok and res.library != mine:
             res = JobResult(job.label, False, res.seconds, error=f"worker {res.worker} ran different hgutils code")
         if res.ok:
-            extra = {"seconds": round(res.seconds, 3), "worker": res.worker, "data": res.data}
+            rec.device = ledger_device(res.files, device)
+            extra = {"seconds": round(res.seconds, 3), "worker": res.worker, "data": res.data, "device": rec.device}
             write_into(out, res.files, f"{executed}.run.json", job.key, extra)
             (out / f"{executed}.failed.ipynb").unlink(missing_ok=True)
             rec.status, rec.ok = "ran", True
@@ -220,8 +295,9 @@ def reproduce(
             rec.status, rec.ok, rec.error = "failed", False, f"{job.label}: {msg}" if not res.failure else msg
         elapsed = (time.perf_counter() - t_start) / 60
         verdict = "done" if rec.ok else "FAILED"
+        on = f" on {rec.device}" if rec.ok and not str(device).startswith("cpu") else ""
         echo(
-            f"[{state['done']}/{len(todo)}] {job.label} {verdict} in {fmt_minutes(res.seconds / 60)}"
+            f"[{state['done']}/{len(todo)}] {job.label} {verdict}{on} in {fmt_minutes(res.seconds / 60)}"
             f"; elapsed {fmt_minutes(elapsed)}, {remaining_estimate()}" + ("" if rec.ok else f"\n    {rec.error}")
         )
 
@@ -230,6 +306,8 @@ def reproduce(
         for path in sorted({str(p.params["data_dir"]) for p in plan if p.params.get("data_dir")}):
             backend.check(check_data_dir, path, "--data-dir", data_finder)
         backend.check(check_data_env, data_finder)
+        if not isinstance(backend, LocalBackend):
+            backend.check(device_check, device)
         _print_plan(plan, scale, out, backend.describe(), echo)
         if todo:
             jobs_ = [
@@ -262,6 +340,8 @@ def _print_plan(plan: list[_Planned], scale: str, out: Path, where: str, echo: C
     for i, p in enumerate(plan, 1):
         est = fmt_minutes(p.estimate_min) + (f" ({p.estimate_origin})" if p.estimate_origin else "")
         what = "skip: complete for this scale and code (--force reruns it)" if p.complete else "run"
+        if p.device_note and not p.complete:
+            what += f" -- {p.device_note}"
         echo(f"  {i}. {p.notebook.stem:<{width}}  {est:<26}  {what}")
     echo(_cost_text(todo, "to run") if todo else "nothing to run: every notebook is complete for this scale and code")
 

@@ -25,7 +25,13 @@ from typing import Any
 
 from hgutils.presets import SCALES
 from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
-from hgutils.runner.datacheck import DatasetFinder, check_data_dir, check_data_env
+from hgutils.runner.datacheck import (
+    DatasetFinder,
+    check_data_dir,
+    check_data_env,
+    check_data_env_paths,
+    check_data_path,
+)
 from hgutils.runner.execute import Job, JobResult, NotebookFailure
 from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT, resolve_notebook
 from hgutils.runner.params import (
@@ -39,6 +45,7 @@ from hgutils.runner.params import (
     unique_slugs,
     validate_against_preset,
 )
+from hgutils.runner.preflight import RunLock, check_device, check_writable
 from hgutils.runner.records import clean_leftovers, is_complete, library_fingerprint, replace_dir, run_key
 
 RECORD = "run.json"
@@ -142,6 +149,7 @@ def sweep(
     preset_lookup: PresetLookup = preset_class,
     data_finder: DatasetFinder | None = None,
     echo: Callable[[str], None] = print,
+    device_check: Callable[[str], Any] = check_device,
 ) -> SweepResult:
     """Execute ``notebook`` at every point of ``grid``; skip points already complete for the same key.
 
@@ -149,7 +157,9 @@ def sweep(
     command-line text ``"v1,v2"`` (split on ``sep``, outside brackets, and parsed by type);
     ``fixed`` holds parameters common to every point (same rules, one value each). Names are
     checked against the notebook's parameters cell, values against its preset (``from_scale``),
-    and an explicit ``data_dir`` must hold data -- all before anything runs.
+    an explicit ``data_dir`` must hold data, an explicit ``device`` must be available, and the sweep
+    folder must be writable and not in use by another run (its lock is held until the end) -- all
+    before anything runs (the preset last: it imports the notebook's driver module).
 
     Runs on ``backend``, else on :func:`~hgutils.runner.backends.make_backend` ``(jobs, cluster,
     scheduler)``. Returns a :class:`SweepResult`; ``interrupted`` is set when SIGINT/SIGTERM
@@ -158,13 +168,49 @@ def sweep(
     Raises
     ------
     ValueError
-        For any invalid input (one line each), before anything ran.
+        For any invalid input (one line each), before anything ran; nothing is written.
     """
     if scale not in SCALES:
         raise ValueError(f"--scale must be one of {SCALES}; got {scale!r}")
     nb = resolve_notebook(notebook, notebook_dir)
-    preset = preset_lookup(nb)
-    specs = notebook_params(nb, preset)
+    # the parameters cell alone first (fast, nothing imported), the preset once the root is held
+    points, params_of = _typed_points(nb, notebook_params(nb, None), grid, fixed, sep, scale)
+    backend = backend or make_backend(jobs, cluster, scheduler)
+    check_data_env_paths()
+    base_root = Path(out) if out else REPO_ROOT / "results" / "sweeps" / nb.stem
+    for path in sorted({str(p["data_dir"]) for p in params_of if p.get("data_dir")}):
+        check_data_path(path, "data_dir")
+    devices = sorted({str(p["device"]) for p in params_of if p.get("device") is not None})
+    if isinstance(backend, LocalBackend):
+        for d in devices:
+            device_check(d)
+    created = check_writable(base_root)
+    with RunLock(base_root, f"sweep {nb.stem} --scale {scale}", echo, created):
+        preset = preset_lookup(nb)
+        points, params_of = _typed_points(nb, notebook_params(nb, preset), grid, fixed, sep, scale)
+        slugs = unique_slugs(points)
+        for slug, params in zip(slugs, params_of):
+            validate_against_preset(preset, scale, params, slug)
+        return _sweep_locked(
+            nb,
+            scale,
+            points,
+            params_of,
+            slugs,
+            devices,
+            backend,
+            base_root / scale,
+            force,
+            data_finder,
+            echo,
+            device_check,
+        )
+
+
+def _typed_points(
+    nb: Path, specs: dict, grid: dict[str, Any], fixed: dict[str, Any] | None, sep: str, scale: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The grid's points and each point's full parameters (scale, fixed, swept), checked against ``specs``."""
     typed = _typed_grid(grid, specs, nb.name, sep)
     base: dict[str, Any] = {}
     for name, value in (fixed or {}).items():
@@ -177,15 +223,24 @@ def sweep(
     if "scale" not in specs:
         raise ValueError(f"{nb.name} has no 'scale' parameter; the runner needs one")
     points = grid_product(typed)
-    slugs = unique_slugs(points)
-    params_of = [{"scale": scale} | base | p for p in points]
-    for slug, params in zip(slugs, params_of):
-        validate_against_preset(preset, scale, params, slug)
-    data_dirs = sorted({str(p["data_dir"]) for p in params_of if p.get("data_dir")})
-    backend = backend or make_backend(jobs, cluster, scheduler)
+    return points, [{"scale": scale} | base | p for p in points]
 
-    root = Path(out) if out else REPO_ROOT / "results" / "sweeps" / nb.stem
-    root = root / scale
+
+def _sweep_locked(
+    nb: Path,
+    scale: str,
+    points: list[dict[str, Any]],
+    params_of: list[dict[str, Any]],
+    slugs: list[str],
+    devices: list[str],
+    backend: LocalBackend | DaskBackend,
+    root: Path,
+    force: bool,
+    data_finder: DatasetFinder | None,
+    echo: Callable[[str], None],
+    device_check: Callable[[str], Any],
+) -> SweepResult:
+    data_dirs = sorted({str(p["data_dir"]) for p in params_of if p.get("data_dir")})
     source = nb.read_bytes()
     mine = library_fingerprint()
     run_id = new_run_id()
@@ -232,6 +287,9 @@ def sweep(
         for path in data_dirs:
             backend.check(check_data_dir, path, "data_dir", data_finder)
         backend.check(check_data_env, data_finder)
+        if not isinstance(backend, LocalBackend):
+            for d in devices:
+                backend.check(device_check, d)
         clean_leftovers(root)
         echo(
             f"sweep {nb.stem} at scale {scale}: {len(points)} point(s), {len(points) - len(todo)} already complete, "
