@@ -27,10 +27,18 @@ What is measured (all in this run, same machine, same shapes):
 3. ``torch.compile`` of GTH-GMN's attention layers (``compile=True``; used for training steps):
    the stage-1 step eager and compiled, the one-off compile time reported apart.
 
-The last two lines are the headlines: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4; per
+5. GTH-GMN's training throughput against the previous implementation, side by side: the stage-1
+   step (batch 32, T = 20, one process, one thread) timed in child processes that alternate between
+   this checkout and the library as it was at ``--previous`` (a git revision, extracted with
+   ``git archive`` into a temporary folder and put first on ``PYTHONPATH``), ``--rounds`` times
+   each; process CPU time per step, median over rounds (a shared machine inflates wall time, not
+   much CPU time).
+
+The last lines are the headlines: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4; per
 graph pass, i.e. against GMN encoding one snapshot, since GMN reads a trajectory as edge-feature
-channels of a single pass -- the ratio per snapshot *read* against that is printed just above) and
-``GTH-GMN compiled/eager training throughput: X.XX`` (target: >= 2).
+channels of a single pass -- the ratio per snapshot *read* against that is printed just above),
+``GTH-GMN compiled/eager training throughput: X.XX`` and, last,
+``GTH-GMN training throughput: X INR-snapshots/s (Y x previous)`` (target: >= 2 x previous).
 
 """
 
@@ -38,9 +46,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 
@@ -48,6 +59,9 @@ from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
 SIZES = (2, 32, 32, 1)
+#: the library before GTH-GMN's rewrite (free radii, dense attention, every-pair refinement)
+PREVIOUS_REV = "edfda7f"
+REPO = Path(__file__).resolve().parent.parent
 
 
 def synthetic_zoo(n: int, T: int, seed: int = 0) -> Zoo:
@@ -156,13 +170,74 @@ def peak_mib(name: str, T: int, batch: int, mode: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def throughput_child(batch: int, T: int, reps: int) -> None:
+    """Child process: print the CPU seconds of GTH-GMN's stage-1 step (best of ``reps`` after a warm-up)
+    on the synthetic zoo, with whichever ``hgutils`` is first on the path."""
+    torch.set_num_threads(1)
+    zoo = synthetic_zoo(batch, T)
+    torch.manual_seed(0)
+    m = build_metanet("GTH-GMN", zoo, "classification", 10, snapshots="all")
+    m.train()
+    data = m.prepare(zoo)
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(0)
+    idx = torch.arange(batch)
+    times = []
+    for _ in range(reps + 1):
+        t0 = time.process_time()
+        terms, weights = m.pretrain_terms(data[idx], 0.5, g), m.recon_weights()
+        loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        times.append(time.process_time() - t0)
+    print(min(times[1:]))
+
+
+def _step_seconds(pythonpath: str, batch: int, T: int, reps: int) -> float:
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=pythonpath)
+    out = subprocess.run(
+        [sys.executable, __file__, "--throughput-child", str(batch), str(T), str(reps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def throughput_vs_previous(rev: str, rounds: int, batch: int = 32, T: int = 20, reps: int = 2) -> str:
+    """The headline line: this checkout's GTH-GMN stage-1 throughput and its ratio to revision ``rev``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            archive = subprocess.run(
+                ["git", "-C", str(REPO), "archive", rev, "hgutils"], capture_output=True, check=True
+            ).stdout
+        except (OSError, subprocess.CalledProcessError) as exc:
+            return f"GTH-GMN training throughput: previous revision {rev} unavailable ({exc})"
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        now, prev = [], []
+        for _ in range(rounds):  # alternate, so load on the machine hits both alike
+            now.append(_step_seconds(str(REPO), batch, T, reps))
+            prev.append(_step_seconds(tmp, batch, T, reps))
+    a, b = statistics.median(now), statistics.median(prev)
+    print(f"stage-1 step CPU s, this checkout: {[round(x, 3) for x in now]}; {rev}: {[round(x, 3) for x in prev]}")
+    return f"GTH-GMN training throughput: {batch * T / a:.0f} INR-snapshots/s ({b / a:.2f} x previous)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="<= 60 s version")
     ap.add_argument("--zoo", choices=("synthetic", "mnist"), default="synthetic")
     ap.add_argument("--T", type=int, default=None, help="snapshots GTH-GMN reads in table 1 (default 20, quick 5)")
+    ap.add_argument("--previous", default=PREVIOUS_REV, help="git revision to compare throughput with")
+    ap.add_argument("--rounds", type=int, default=None, help="alternating child runs per side (default 5, quick 3)")
     ap.add_argument("--mem-child", nargs=4, metavar=("MODEL", "T", "BATCH", "MODE"), help=argparse.SUPPRESS)
+    ap.add_argument("--throughput-child", nargs=3, type=int, metavar=("BATCH", "T", "REPS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.throughput_child:
+        throughput_child(*args.throughput_child)
+        return
     if args.mem_child:
         name, T, batch, mode = args.mem_child
         memory_child(name, int(T), int(batch), mode)
@@ -223,6 +298,7 @@ def main() -> None:
     print(f"GTH-GMN/GMN time per snapshot: {per_pass:.2f}  (per graph pass; GMN on one snapshot)")
 
     print(f"GTH-GMN compiled/eager training throughput: {eager / comp:.2f}")
+    print(throughput_vs_previous(args.previous, args.rounds or (3 if args.quick else 5)))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ the claim can be judged:
   (0: every layer spread the same way, 1: each layer along a single direction, distinct layers).
 - :func:`outward_drift` -- change of the mean radius between two snapshots and the least-squares
   slope of the mean radius over ``t``, plus the share of nodes whose radius grew.
+- :func:`per_network_geometry` -- the three readouts (:math:`\eta^2_r`, :math:`\eta^2_\theta`, mean
+  radius) of every network at every snapshot, so a trend can be judged over networks;
+  :func:`trend_against_control` judges "the readout grows from snapshot ``early`` to ``late``" both
+  against no change and against the same change read from a control embedding (the encoder reading a
+  time-shuffled trajectory: an artefact of the encoder's recurrence survives the shuffle, a trend of
+  the trajectory does not).
 
 """
 
@@ -32,12 +38,18 @@ from torch import Tensor
 from hgutils.manifolds import numerics as nx
 
 __all__ = [
+    "GEOMETRY_READOUTS",
     "angular_separation",
     "hyperbolic_radius",
     "outward_drift",
+    "per_network_geometry",
     "radial_angular_stats",
     "radial_separation",
+    "trend_against_control",
 ]
+
+#: the readouts of :func:`per_network_geometry`
+GEOMETRY_READOUTS: tuple[str, ...] = ("radial_sep", "angular_sep", "mean_radius")
 
 
 def _check_nodes(z: Tensor, node_layer: Tensor, name: str = "z") -> tuple[Tensor, Tensor]:
@@ -176,3 +188,43 @@ def outward_drift(z: Tensor, c: float = 1.0, early: int = 0, late: int = -1) -> 
         "slope": slope,
         "frac_outward": float((rl > re).double().mean()),
     }
+
+
+def per_network_geometry(z: Tensor, node_layer: Tensor, c: float = 1.0) -> dict[str, np.ndarray]:
+    """The readouts of every network at every snapshot of ``z [B, T, V, d]``: ``radial_sep``
+    (:func:`radial_separation`), ``angular_sep`` (:func:`angular_separation`) and ``mean_radius`` (the
+    mean hyperbolic radius of the nodes), each ``[B, T]``."""
+    z, node_layer = _check_nodes(z, node_layer)
+    if z.dim() != 4:
+        raise ValueError(f"z must be [B, T, V, d]; got shape {tuple(z.shape)}")
+    B, T = z.shape[:2]
+    r = hyperbolic_radius(z, c)
+    rad = np.array([[radial_separation(r[b, t], node_layer) for t in range(T)] for b in range(B)])
+    ang = np.array([[angular_separation(z[b, t], node_layer) for t in range(T)] for b in range(B)])
+    return {"radial_sep": rad, "angular_sep": ang, "mean_radius": r.mean(-1).numpy()}
+
+
+def trend_against_control(
+    readout: np.ndarray, control: np.ndarray, early: int, late: int, label: str, digits: int = 3
+) -> object:
+    r"""Judge "the readout grows from snapshot ``early`` to ``late``" over networks.
+
+    ``readout``/``control`` ``[B, T]`` (:func:`per_network_geometry` of the embedding and of its
+    control, the same ``B`` networks). Two paired comparisons over networks
+    (:func:`hgutils.verdicts.compare_seeds`), both required (:func:`hgutils.verdicts.all_of`): the
+    change :math:`\Delta_i = x_i(late) - x_i(early)` above 0, and above the control's change
+    :math:`\Delta'_i`. Returns the combined comparison (``verdict``, ``detail``).
+    """
+    from hgutils.verdicts import all_of, compare_seeds
+
+    a, b = np.asarray(readout, float), np.asarray(control, float)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"readout and control must both be [networks, T]; got {a.shape} and {b.shape}")
+    d, dc = a[:, late] - a[:, early], b[:, late] - b[:, early]
+    zero = np.zeros_like(d)
+    return all_of(
+        [
+            compare_seeds(d, zero, paired=True, label=f"{label}: change", digits=digits, over="networks"),
+            compare_seeds(d, dc, paired=True, label=f"{label}: change - control's", digits=digits, over="networks"),
+        ]
+    )

@@ -257,6 +257,23 @@ class Zoo:
         z.info["inputs"] = "updates since initialisation (W_t - W_0)"
         return z
 
+    def movement(self, first: int = 0, last: int = -1) -> dict[str, float]:
+        r"""How far the weights move between snapshots ``first`` and ``last``: per tensor and over all
+        parameters, the median over networks of :math:`\|W_{last} - W_{first}\| / \|W_{first}\|` (Frobenius
+        norms), keys ``W0, b0, ...`` and ``all``."""
+        if self.T < 2:
+            raise ValueError(f"movement needs at least two snapshots; the zoo has T={self.T}")
+        out = {}
+        num = torch.zeros(len(self), dtype=torch.float64)
+        den = torch.zeros(len(self), dtype=torch.float64)
+        for k, v in self.params.items():
+            a, b = v[:, first].double().flatten(1), v[:, last].double().flatten(1)
+            dn, an = (b - a).pow(2).sum(1), a.pow(2).sum(1)
+            num, den = num + dn, den + an
+            out[k] = float((dn.sqrt() / an.sqrt().clamp_min(1e-30)).median())
+        out["all"] = float((num.sqrt() / den.sqrt().clamp_min(1e-30)).median())
+        return out
+
     def nbytes(self) -> int:
         """Bytes held by the parameter tensors."""
         return sum(v.numel() * v.element_size() for v in self.params.values())
