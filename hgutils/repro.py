@@ -419,12 +419,21 @@ class Claim:
         return [m for m, g in (self.trained or {}).items() if not g["trained"]]
 
     @property
+    def capped(self) -> list[str]:
+        """The judged models with a run that stopped because its training budget ran out (not by early
+        stopping): the verdict rests on a run that may not have converged, and says so."""
+        return [m for m, g in (self.trained or {}).items() if g.get("capped")]
+
+    @property
     def verdict_detail(self) -> str:
         """The verdict with what was measured: ``inconclusive: +1.9 ± 2.2 points; resolvable ≥ 4.4 at 3
         seeds``; the models that did not train when the claim could not be judged."""
         if self.untrained:
             return f"{self.verdict}: {', '.join(self.untrained)}"
-        return f"{self.verdict}: {self.detail}" if self.detail else self.verdict
+        text = f"{self.verdict}: {self.detail}" if self.detail else self.verdict
+        if self.capped:
+            text += f" (rests on capped runs: {', '.join(self.capped)})"
+        return text
 
     @property
     def power_text(self) -> str:
@@ -566,7 +575,11 @@ class Claims:
                 g = g.to_dict() if hasattr(g, "to_dict") else dict(g)
                 if not isinstance(g.get("trained"), (bool, np.bool_)):
                     raise ValueError(f"claim {id!r}: trained[{model!r}] needs a bool 'trained'; got {g!r}")
-                gates[str(model)] = {"trained": bool(g["trained"]), "reason": str(g.get("reason", ""))}
+                gates[str(model)] = {
+                    "trained": bool(g["trained"]),
+                    "reason": str(g.get("reason", "")),
+                    "capped": bool(g.get("capped", False)),
+                }
         detail = test.summary if test is not None else (reason or None)
         power = None
         if paper_effect is not None:

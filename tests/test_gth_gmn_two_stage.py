@@ -40,6 +40,7 @@ def test_refinement_stays_in_the_ball_and_lowers_the_reconstruction_loss():
     z0, _ = m.node_states(g)
     z1 = m.refine(z0, g, steps=40, lr=0.05)
     assert z1.shape == z0.shape and float(z1.norm(dim=-1).max()) < 1.0  # c = 1: the unit ball
+
     def loss(z):
         with torch.no_grad():
             terms = m.full_recon_terms(z, g, z_features=z0)

@@ -242,3 +242,34 @@ def test_bad_input_errors():
     gth = GTHGMN(task="classification", out_dim=2, n_node_layers=4, node_feat_dim=2, cfg=GTHGMNConfig(**SMALL_GTH))
     with pytest.raises(ValueError, match="mismatch|node_feat"):
         gth.prepare(other)
+
+
+def test_capped_is_recorded_when_the_budget_ends_the_run_and_not_when_early_stopping_does():
+    zoo = make_zoo(12, 1)
+    y = zoo.meta["label"]
+    m = build_metanet("StatNN", zoo, "classification", 2)
+    data = m.prepare(zoo)
+    res = fit(m, data, y, torch.arange(8), torch.arange(8, 12), cfg=TrainConfig(epochs=2, batch_size=4, patience=100))
+    assert res.capped and res.stopped["task"] == "epoch budget spent"
+    m = build_metanet("StatNN", zoo, "classification", 2)
+    res = fit(
+        m, data, y, torch.arange(8), torch.arange(8, 12), cfg=TrainConfig(epochs=500, batch_size=4, patience=1, lr=1e-6)
+    )
+    assert not res.capped and res.stopped["task"].startswith("no better validation score")
+
+
+def test_adamw_and_warmup_follow_the_settings():
+    lin = torch.nn.Linear(3, 1)
+    cfg = TrainConfig(optimizer="adamw", weight_decay=0.1, amsgrad=True, warmup_steps=4, lr=1.0)
+    opt = cfg.make_optimizer(list(lin.parameters()))
+    assert isinstance(opt, torch.optim.AdamW) and opt.defaults["amsgrad"] and opt.defaults["weight_decay"] == 0.1
+    sched = cfg.make_warmup(opt)
+    lrs = []
+    for _ in range(6):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs == pytest.approx([0.25, 0.5, 0.75, 1.0, 1.0, 1.0])
+    assert TrainConfig().make_warmup(opt) is None
+    with pytest.raises(ValueError, match="optimizer"):
+        TrainConfig(optimizer="sgd")

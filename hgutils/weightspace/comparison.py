@@ -283,14 +283,16 @@ class ComparisonResult:
         return self.data[self.data_key[name]]
 
     def gate(self, name: str) -> dict[str, Any]:
-        """Learnability check of model ``name`` over all its seeds: ``{"trained", "reason"}`` -- trained
-        only if every seed passed (the reason of the first seed that did not, else of seed 0)."""
+        """Learnability check of model ``name`` over all its seeds: ``{"trained", "reason", "capped"}``
+        -- trained only if every seed passed (the reason of the first seed that did not, else of seed
+        0); capped when any seed's run stopped because its budget ran out."""
         rows = self.table[self.table["model"] == name]
         if rows.empty:
             raise ValueError(f"model {name!r} not in the results; have {sorted(set(self.table['model']))}")
         bad = rows[~rows["trained"].astype(bool)]
         row = bad.iloc[0] if len(bad) else rows.iloc[0]
-        return {"trained": bool(len(bad) == 0), "reason": f"seed {row['seed']}: {row['gate']}"}
+        capped = bool(rows["capped"].astype(bool).any()) if "capped" in rows else False
+        return {"trained": bool(len(bad) == 0), "reason": f"seed {row['seed']}: {row['gate']}", "capped": capped}
 
     def gates(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         """:meth:`gate` of every model in ``names`` (for ``Claims.add(..., trained=...)``)."""
@@ -309,14 +311,17 @@ class ComparisonSettings(Preset):
     inputs: str = "standardize"  # how every model's inputs are prepared (prepare_inputs): standardize |
     # delta (W_t - W_0, then standardised) | rms | none
     n_seeds: int = 2  # model seeds
-    steps: int = 16  # optimiser steps per model and seed (the budget; evaluation once per epoch)
-    patience: int = 1000  # early stopping: evaluations without a better validation score
+    epochs: int = 3  # epoch cap per model and seed (early stopping on validation decides; a run that reaches
+    # the cap is marked capped)
+    steps: int | None = None  # optimiser-step cap instead of epochs (None: the epoch cap)
+    patience: int = 1000  # early stopping: epochs without a better validation score
     batch_size: int = 8  # networks per step
     lr: float = 1e-3  # Adam lr when no grid is searched
     lr_grid: tuple[float, ...] = (1e-3, 3e-3)  # per-model learning rates tried on the first seed (validation)
     lr_search_steps: int = 6  # optimiser steps of each lr-search run
     gth_dim: int = 16  # GTH-GMN node-state dim
-    pretrain_steps: int | None = None  # GTH-GMN stage-1 (reconstruction) steps (None: the step budget)
+    pretrain_steps: int | None = None  # GTH-GMN stage-1 (reconstruction) steps (None: the run's budget)
+    pretrain_networks: int | None = None  # GTH-GMN stage 1 on this many training networks (None: all)
     refine_steps: int = 5  # GTH-GMN stage-2 Riemannian refinement steps per snapshot
     refine_lr: float = 1e-2  # GTH-GMN stage-2 Riemannian step size
     compile: bool = False  # torch.compile GTH-GMN's attention layers (pays off only for long runs)
@@ -337,11 +342,17 @@ class ComparisonSettings(Preset):
         from hgutils.weightspace.training import TrainConfig
 
         cfg = TrainConfig(
-            steps=self.steps, patience=self.patience, batch_size=self.batch_size, lr=self.lr, device=device
+            epochs=self.epochs,
+            steps=self.steps,
+            patience=self.patience,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            device=device,
         )
         gth = {
             "dim": self.gth_dim,
             "pretrain_steps": self.pretrain_steps,
+            "pretrain_networks": self.pretrain_networks,
             "refine_steps": self.refine_steps,
             "refine_lr": self.refine_lr,
             "compile": self.compile,
@@ -577,6 +588,8 @@ def run_comparison(
                 "lr": lr,
                 "trained": gs["trained"],
                 "gate": gs["reason"],
+                "capped": fr.capped,
+                "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
             }
             for part in ("test", "val", "train"):
                 for k, v in fr.metrics.get(part, {}).items():

@@ -44,6 +44,10 @@ from hgutils.weightspace.metanets.heads import predict, task_loss
 log = logging.getLogger("hgutils")
 
 
+#: Euclidean optimisers a :class:`TrainConfig` can ask for
+OPTIMIZERS: tuple[str, ...] = ("adam", "adamw")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Training-loop settings (the same for every model: same budget, same tuning effort)."""
@@ -51,8 +55,11 @@ class TrainConfig:
     epochs: int = 30  # maximum epochs (ignored when ``steps`` is set)
     steps: int | None = None  # budget in optimiser steps (epochs follow from it; evaluation once per epoch)
     batch_size: int = 32  # networks per step
-    lr: float = 1e-3  # Adam learning rate (Euclidean parameters)
-    weight_decay: float = 0.0  # Adam weight decay
+    lr: float = 1e-3  # learning rate (Euclidean parameters)
+    weight_decay: float = 0.0  # weight decay (Adam: L2 in the gradient; AdamW: decoupled)
+    optimizer: str = "adam"  # "adam" | "adamw" (Euclidean parameters)
+    amsgrad: bool = False  # the AMSGrad variant of Adam / AdamW
+    warmup_steps: int = 0  # linear learning-rate warmup from 0 over this many optimiser steps
     patience: int = 10  # early stopping: epochs without validation improvement
     seed: int = 0  # shuffling / augmentation / sampling seed
     grad_clip: float | None = 5.0  # global gradient-norm clip (None = off)
@@ -65,6 +72,24 @@ class TrainConfig:
     restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
     device: str = "cpu"  # "cpu" or "cuda": model and each batch are moved there (data stays where it is)
     probe_size: int = 256  # training networks on which the loss is measured before/after (learnability check)
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {self.optimizer!r}")
+        if self.warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be >= 0; got {self.warmup_steps}")
+
+    def make_optimizer(self, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        """The Euclidean optimiser of these settings (Adam or AdamW, ``amsgrad``, weight decay)."""
+        cls = torch.optim.AdamW if self.optimizer == "adamw" else torch.optim.Adam
+        return cls(params, lr=self.lr, weight_decay=self.weight_decay, amsgrad=self.amsgrad)
+
+    def make_warmup(self, opt: torch.optim.Optimizer) -> torch.optim.lr_scheduler.LambdaLR | None:
+        r"""Linear warmup :math:`\mathrm{lr}\cdot\min(1, (s + 1)/w)` over ``warmup_steps`` steps (None: off)."""
+        if self.warmup_steps <= 0:
+            return None
+        w = self.warmup_steps
+        return torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / w))
 
     def budget(self) -> Budget:
         """The loop's :class:`hgutils.train.Budget` for these settings."""
@@ -91,6 +116,14 @@ class FitResult:
     pretrain_log: TrainLog | None = None  # two-stage protocol: the self-supervised stage
     recon: dict[str, float] = field(default_factory=dict)  # two-stage: reconstruction metrics (validation)
 
+    stopped: dict[str, str] = field(default_factory=dict)  # per stage: why the loop stopped
+
+    @property
+    def capped(self) -> bool:
+        """True when a stage stopped because its budget ran out (not by early stopping): the run may
+        not have converged, and a claim resting on it must say so."""
+        return any(is_capped(v) for v in self.stopped.values())
+
     @property
     def trained(self) -> bool:
         """True when every stage passed its learnability check (and at least one was checked)."""
@@ -100,6 +133,11 @@ class FitResult:
         """``{"trained": bool, "reason": "stage: reason; ..."}`` for the claims ledger."""
         reason = "; ".join(f"{k}: {g.reason}" for k, g in self.gates.items())
         return {"trained": self.trained, "reason": reason}
+
+
+def is_capped(stopped: str) -> bool:
+    """Whether a :attr:`hgutils.train.TrainLog.stopped` reason is a spent budget (epochs or steps)."""
+    return stopped in ("epoch budget spent", "step budget spent")
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -238,7 +276,8 @@ class MetaNetTask(TrainTask):
         self.dev = torch.device(cfg.device)
         model.to(self.dev)
         self.euclid, manifold = model.param_groups()
-        self.opt_e = torch.optim.Adam(self.euclid, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.opt_e = cfg.make_optimizer(self.euclid)
+        self.warmup = cfg.make_warmup(self.opt_e)
         r_lr = getattr(model, "riemannian_lr", cfg.lr)
         self.opt_r = geoopt.optim.RiemannianAdam(manifold, lr=r_lr, amsgrad=True) if manifold else None
         self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
@@ -280,6 +319,8 @@ class MetaNetTask(TrainTask):
         if self.cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(self.euclid, self.cfg.grad_clip)
         self.opt_e.step()
+        if self.warmup is not None:
+            self.warmup.step()
         if self.opt_r is not None and self._riemannian_now():
             self.opt_r.step()
         out = {k: float(v.detach()) for k, v in terms.items()}
@@ -307,6 +348,7 @@ class MetaNetTask(TrainTask):
         return {
             "model": self.model.state_dict(),
             "opt_e": self.opt_e.state_dict(),
+            "warmup": None if self.warmup is None else self.warmup.state_dict(),
             "opt_r": None if self.opt_r is None else self.opt_r.state_dict(),
             "rng": torch.get_rng_state(),
             "gen": self.gen.get_state(),
@@ -315,6 +357,8 @@ class MetaNetTask(TrainTask):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.model.load_state_dict(state["model"])
         self.opt_e.load_state_dict(state["opt_e"])
+        if self.warmup is not None and state.get("warmup") is not None:
+            self.warmup.load_state_dict(state["warmup"])
         if self.opt_r is not None and state["opt_r"] is not None:
             self.opt_r.load_state_dict(state["opt_r"])
         torch.set_rng_state(state["rng"])
@@ -488,21 +532,26 @@ def fit(
     key = config_hash({"cfg": asdict(cfg), "model": type(model).__name__, "n": n, "train": tr, "val": va})
     res = FitResult()
     if protocol in ("two_stage", "finetune"):
-        budget_steps = cfg.budget().total_steps(math.ceil(len(tr) / cfg.batch_size))
-        pre_steps = min(model.cfg.pretrain_steps or budget_steps, budget_steps)
-
-        pcfg = replace(cfg, steps=pre_steps, checkpoint_path=None)
+        # stage 1: the run's budget (epochs with early stopping on the validation reconstruction loss), or
+        # ``pretrain_steps`` optimiser steps; on the first ``pretrain_networks`` training networks when set
+        pre_steps = model.cfg.pretrain_steps
+        if pre_steps is not None and cfg.steps is not None:
+            pre_steps = min(pre_steps, cfg.steps)
+        pcfg = replace(cfg, steps=pre_steps if pre_steps is not None else cfg.steps, checkpoint_path=None)
+        k = getattr(model.cfg, "pretrain_networks", None)
+        tr1 = tr[:k] if k else tr
         stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith("refine")}
 
-        pkey = config_hash({"model": stage1, "cfg": asdict(pcfg), "n": n, "train": tr, "val": va, "init": key})
+        pkey = config_hash({"model": stage1, "cfg": asdict(pcfg), "n": n, "train": tr1, "val": va, "init": key})
         if pretrain_cache is not None and pkey in pretrain_cache:
             state, pl = pretrain_cache[pkey]
             model.load_state_dict(state)
         else:
-            pl = train(ReconstructionTask(model, data, target, tr, va, pcfg), pcfg.budget(), desc=f"{desc} stage 1")
+            pl = train(ReconstructionTask(model, data, target, tr1, va, pcfg), pcfg.budget(), desc=f"{desc} stage 1")
             if pretrain_cache is not None:
                 pretrain_cache[pkey] = (copy.deepcopy(model.state_dict()), pl)
         res.pretrain_log, res.gates["reconstruction"] = pl, pl.gate(gate)
+        res.stopped["reconstruction"] = pl.stopped
 
     if protocol == "two_stage":
         used = torch.cat([ix for ix in (tr, va, te) if ix is not None])
@@ -523,6 +572,7 @@ def fit(
             htask = EmbeddingHeadTask(model, z.to(_device_of(model)), target.to(_device_of(model)), tr, va, cfg)
             tl = train(htask, cfg.budget(), desc=f"{desc} head")
             res.gates["task"] = tl.gate(gate, chance)
+            res.stopped["task"] = tl.stopped
             for name, ix in (("train", tr), ("val", va), ("test", te)):
                 if ix is not None:
                     res.metrics[name] = compute_metrics(model.task, htask._out(ix).cpu(), target[ix])
@@ -530,6 +580,7 @@ def fit(
         task = MetaNetTask(model, data, target, tr, va, cfg)
         tl = train(task, cfg.budget(), checkpoint=cfg.checkpoint_path, key=key, desc=desc)
         res.gates["task"] = tl.gate(gate, chance)
+        res.stopped["task"] = tl.stopped
         for name, ix in (("train", tr), ("val", va), ("test", te)):
             if ix is not None:
                 res.metrics[name] = _evaluate(model, data, target, ix, cfg)

@@ -68,7 +68,10 @@ class GTHGMNConfig:
     # graphs (Euclidean backprop of kernels, heads and decoder), (2) Riemannian refinement of every
     # snapshot's node coordinates against the reconstruction loss, then a small head on the embedding
     protocol: str = "two_stage"  # "two_stage" | "finetune" | "joint"
-    pretrain_steps: int | None = None  # stage-1 optimiser steps (None: the run's step budget)
+    pretrain_steps: int | None = None  # stage-1 optimiser steps (None: the run's budget, early-stopped on the
+    # validation reconstruction loss)
+    pretrain_networks: int | None = None  # stage 1 on the first this-many training networks (None: all); the
+    # objective is self-supervised, so a subset bounds its cost at large zoos (the head still sees every network)
     refine_steps: int = 20  # stage-2 RiemannianAdam steps on each snapshot's node coordinates
     refine_lr: float = 1e-2  # stage-2 step size (the paper's remedy for its variance: a smaller step)
     refine_batch: int = 16  # stage 2 refines this many networks at once (memory: every pair of every snapshot)
