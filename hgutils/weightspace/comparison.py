@@ -472,10 +472,37 @@ def run_comparison(
     gate
         The :class:`hgutils.train.LearnabilityGate` thresholds (default ones if ``None``).
     """
-    from hgutils.repro import cached
-    from hgutils.weightspace.metanets.heads import predict
-    from hgutils.weightspace.training import TrainConfig, embeddings, fit, predict_outputs
+    from hgutils.weightspace.training import TrainConfig
 
+    seeds = _check_run(zoo, target, variants, splits, seeds, lr_grid)
+    runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate)
+    runner.prepare(inputs, drop_constant)
+    searched: dict[str, str] = {}  # model family -> the variant its learning rate was searched on
+    rows = []
+    for name in progress(list(variants), desc=desc or "models"):
+        lr = runner.train_cfg.lr
+        if lr_grid:
+            base = VARIANTS[name].base
+            if base not in searched:  # one search per model family: its first variant in the list
+                searched[base] = name
+                runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, lr_search_steps)
+            scores = runner.res.lr_search[searched[base]]
+            lr = max(scores, key=scores.get)
+        for si, seed in enumerate(seeds):
+            rows.append(runner.fit_one(name, seed, lr, keep_outputs=si == 0))
+    runner.res.table = pd.DataFrame(rows)
+    return runner.res
+
+
+def _check_run(
+    zoo: Any,
+    target: Tensor | None,
+    variants: Sequence[str],
+    splits: Splits,
+    seeds: Sequence[int],
+    lr_grid: Sequence[float] | None,
+) -> list[int]:
+    """Validate :func:`run_comparison`'s arguments (one ``ValueError`` naming what was expected); the seeds as ints."""
     if not variants:
         raise ValueError("variants is empty: name at least one model variant")
     unknown = [v for v in variants if v not in VARIANTS]
@@ -494,131 +521,166 @@ def run_comparison(
         raise ValueError(f"splits must be disjoint indices into the zoo's {n} networks")
     if target is not None and len(target) != n:
         raise ValueError(f"target must have one entry per network ({n}); got {len(target)}")
-    train_cfg = train_cfg or TrainConfig()
-    raw = zoo
-    zoo, record = prepare_inputs(zoo, splits, inputs, drop_constant)
-    if record["dropped_snapshots"]:  # models that read the trained weights get them, minus the same snapshots
-        raw = raw.snapshots([t for t in range(raw.T) if t not in record["dropped_snapshots"]])
-    res = ComparisonResult(pd.DataFrame(), splits, inputs=record)
-    rows = []
-    prep_time: dict[Any, float] = {}
-    fp = _fingerprint(zoo) if lr_grid else ""
-    pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
+    return seeds
 
-    def data_of(model: Any, name: str) -> Any:
+
+class _Runner:
+    """The steps of :func:`run_comparison` on one zoo and split: prepare the inputs once, build and
+    prepare each model's container once per kind, search a family's learning rate, fit one (model,
+    seed) and record its row, curves and first-seed outputs in a :class:`ComparisonResult`."""
+
+    def __init__(
+        self,
+        zoo: Any,
+        task: str,
+        target: Tensor | None,
+        out_dim: int,
+        splits: Splits,
+        train_cfg: Any,
+        gth_overrides: dict[str, Any] | None,
+        gate: Any,
+    ) -> None:
+        self.zoo = self.raw = zoo
+        self.task, self.target, self.out_dim, self.splits = task, target, out_dim, splits
+        self.train_cfg, self.gth_overrides, self.gate = train_cfg, gth_overrides, gate
+        self.res = ComparisonResult(pd.DataFrame(), splits)
+        self.prep_time: dict[Any, float] = {}
+        self.pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
+        self.fingerprint = ""
+
+    def prepare(self, inputs: str, drop_constant: bool) -> None:
+        """Every model's inputs (:func:`prepare_inputs`); models that read the trained weights get the
+        raw zoo minus the same constant snapshots."""
+        self.zoo, record = prepare_inputs(self.raw, self.splits, inputs, drop_constant)
+        if record["dropped_snapshots"]:
+            self.raw = self.raw.snapshots([t for t in range(self.raw.T) if t not in record["dropped_snapshots"]])
+        self.res.inputs = record
+        self.fingerprint = _fingerprint(self.zoo)
+
+    def build(self, name: str) -> Any:
+        return build_variant(name, self.zoo, self.task, self.out_dim, self.gth_overrides)
+
+    def data_of(self, model: Any, name: str) -> Any:
+        """The prepared container of ``model``'s kind (built once, shared by variants of that kind)."""
         key = _data_key(model)
-        if key not in res.data:
+        if key not in self.res.data:
             t0 = time.perf_counter()
-            res.data[key] = model.prepare(raw if key[2] else zoo)
-            prep_time[key] = time.perf_counter() - t0
-        res.data_key[name] = key
-        return res.data[key]
+            self.res.data[key] = model.prepare(self.raw if key[2] else self.zoo)
+            self.prep_time[key] = time.perf_counter() - t0
+        self.res.data_key[name] = key
+        return self.res.data[key]
 
-    def search(name: str) -> dict[float, float]:
+    def search_lr(self, name: str, seed: int, grid: Sequence[float], search_steps: int | None) -> dict[float, float]:
+        """Validation score of variant ``name`` at each learning rate of ``grid`` (first seed, a
+        ``search_steps``-step run each; cached by zoo content, split, model and settings)."""
+        from hgutils.repro import cached
+        from hgutils.weightspace.training import fit
+
         def run() -> dict[float, float]:
             scores = {}
-            for lr in lr_grid:
-                seed_everything(seeds[0])
-                model = build_variant(name, zoo, task, out_dim, gth_overrides)
-                steps = lr_search_steps or train_cfg.steps
-                cfg = replace(train_cfg, seed=seeds[0], lr=float(lr), steps=steps, checkpoint_path=None)
+            for lr in grid:
+                seed_everything(seed)
+                model = self.build(name)
+                cfg = replace(self.train_cfg, seed=seed, lr=float(lr), checkpoint_path=None)
+                if search_steps:
+                    cfg = replace(cfg, steps=search_steps)
                 fr = fit(
                     model,
-                    data_of(model, name),
-                    target,
-                    splits.train,
-                    splits.val,
+                    self.data_of(model, name),
+                    self.target,
+                    self.splits.train,
+                    self.splits.val,
                     None,
                     cfg,
                     desc=f"{name} lr={lr:g}",
-                    gate=gate,
+                    gate=self.gate,
                 )
                 scores[float(lr)] = float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
             return scores
 
         key = {
-            "zoo": fp,
-            "task": task,
+            "zoo": self.fingerprint,
+            "task": self.task,
             "variant": name,
-            "overrides": gth_overrides,
-            "split": splits.train,
-            "val": splits.val,
-            "cfg": replace(train_cfg, seed=0),
-            "grid": list(lr_grid),
-            "steps": lr_search_steps,
-            "seed": seeds[0],
-            "version": 1,
+            "overrides": self.gth_overrides,
+            "split": self.splits.train,
+            "val": self.splits.val,
+            "cfg": replace(self.train_cfg, seed=0),
+            "grid": list(grid),
+            "steps": search_steps,
+            "seed": seed,
+            "version": 2,
         }
         return cached("lr_search", key, run)
 
-    searched: dict[str, str] = {}  # base model -> the variant its learning rate was searched on
-    for name in progress(list(variants), desc=desc or "models"):
-        lr = train_cfg.lr
-        if lr_grid:
-            base = VARIANTS[name].base
-            if base not in searched:  # one search per model family: its first variant in the list
-                searched[base] = name
-                res.lr_search[name] = search(name)
-            scores = res.lr_search[searched[base]]
-            lr = max(scores, key=scores.get)
+    def fit_one(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
+        """Train variant ``name`` with ``seed`` at ``lr`` on the split; returns its results row (and
+        keeps curves; the model and test outputs too when ``keep_outputs``)."""
+        from hgutils.weightspace.training import fit
 
-        for si, seed in enumerate(seeds):
-            seed_everything(seed)
-            model = build_variant(name, zoo, task, out_dim, gth_overrides)
-            data = data_of(model, name)
-            cfg = replace(train_cfg, seed=seed, lr=lr)
-            c0 = time.process_time()
-            fr = fit(
-                model,
-                data,
-                target,
-                splits.train,
-                splits.val,
-                splits.test,
-                cfg,
-                desc=f"{name} s{seed}",
-                gate=gate,
-                pretrain_cache=pretrained,
-            )
-            gs = fr.gate_summary()
-            row: dict[str, Any] = {
-                "model": name,
-                "seed": seed,
-                "temporal": VARIANTS[name].temporal,
-                "lr": lr,
-                "trained": gs["trained"],
-                "gate": gs["reason"],
-                "capped": fr.capped,
-                "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
-            }
-            for part in ("test", "val", "train"):
-                for k, v in fr.metrics.get(part, {}).items():
-                    row[f"{part}_{k}"] = v
-            row.update({f"recon_{k}": v for k, v in fr.recon.items()})
-            row.update(
-                best_epoch=fr.best_epoch,
-                epochs_run=len(fr.history),
-                steps=fr.steps,
-                seconds_per_epoch=fr.seconds_per_epoch,
-                cpu_seconds=time.process_time() - c0,
-                prepare_seconds=prep_time[res.data_key[name]],
-            )
-            rows.append(row)
-            res.curves.setdefault(name, {})[seed] = fr.history
-            if fr.pretrain_log is not None:
-                res.curves.setdefault(f"{name} (stage 1)", {})[seed] = fr.pretrain_log.history
-            if si == 0:
-                res.models[name] = model
-                if task == "infonce":
-                    emb = embeddings(model, data, splits.test)
-                    y = target[splits.test] if target is not None else torch.zeros(len(splits.test))
-                    res.outputs[name] = (y.numpy(), emb.numpy())
-                else:
-                    out = predict_outputs(model, data, splits.test)
-                    res.outputs[name] = (target[splits.test].numpy(), predict(task, out).numpy())
-            log.info("%s seed %d: %s", name, seed, {k: v for k, v in row.items() if k.startswith("test_")})
-    res.table = pd.DataFrame(rows)
-    return res
+        seed_everything(seed)
+        model = self.build(name)
+        data = self.data_of(model, name)
+        cfg = replace(self.train_cfg, seed=seed, lr=lr)
+        c0 = time.process_time()
+        sp = self.splits
+        fr = fit(
+            model,
+            data,
+            self.target,
+            sp.train,
+            sp.val,
+            sp.test,
+            cfg,
+            desc=f"{name} s{seed}",
+            gate=self.gate,
+            pretrain_cache=self.pretrained,
+        )
+        gs = fr.gate_summary()
+        row: dict[str, Any] = {
+            "model": name,
+            "seed": seed,
+            "temporal": VARIANTS[name].temporal,
+            "lr": lr,
+            "trained": gs["trained"],
+            "gate": gs["reason"],
+            "capped": fr.capped,
+            "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
+        }
+        for part in ("test", "val", "train"):
+            for k, v in fr.metrics.get(part, {}).items():
+                row[f"{part}_{k}"] = v
+        row.update({f"recon_{k}": v for k, v in fr.recon.items()})
+        row.update(
+            best_epoch=fr.best_epoch,
+            epochs_run=len(fr.history),
+            steps=fr.steps,
+            seconds_per_epoch=fr.seconds_per_epoch,
+            cpu_seconds=time.process_time() - c0,
+            prepare_seconds=self.prep_time[self.res.data_key[name]],
+        )
+        self.res.curves.setdefault(name, {})[seed] = fr.history
+        if fr.pretrain_log is not None:
+            self.res.curves.setdefault(f"{name} (stage 1)", {})[seed] = fr.pretrain_log.history
+        if keep_outputs:
+            self.keep_outputs(name, model, data)
+        log.info("%s seed %d: %s", name, seed, {k: v for k, v in row.items() if k.startswith("test_")})
+        return row
+
+    def keep_outputs(self, name: str, model: Any, data: Any) -> None:
+        """The first seed's model and its test outputs (predictions, or InfoNCE embeddings)."""
+        from hgutils.weightspace.metanets.heads import predict
+        from hgutils.weightspace.training import embeddings, predict_outputs
+
+        test = self.splits.test
+        self.res.models[name] = model
+        if self.task == "infonce":
+            emb = embeddings(model, data, test)
+            y = self.target[test] if self.target is not None else torch.zeros(len(test))
+            self.res.outputs[name] = (y.numpy(), emb.numpy())
+        else:
+            out = predict_outputs(model, data, test)
+            self.res.outputs[name] = (self.target[test].numpy(), predict(self.task, out).numpy())
 
 
 def protocol_table(run: ComparisonResult) -> pd.DataFrame:
