@@ -184,6 +184,11 @@ def test_metrics_match_scipy_and_definitions():
     X = torch.randn(50, 3)
     y = X @ torch.tensor([[1.0], [-2.0], [0.5]]) + 3.0
     assert linear_probe(X[:40], y[:40], X[40:], y[40:], ridge=1e-8)["mse"] < 1e-8
+    exact = linear_probe(X[:40], y[:40], X[40:], y[40:])  # least squares, as DWSNets' LinearRegression
+    assert exact["mse"] < 1e-10
+    assert exact["mean_mse"] == pytest.approx(float(((y[:40].mean() - y[40:]) ** 2).mean()), rel=1e-6)
+    wide = torch.cat([X, 1e-3 * torch.randn(50, 7)], 1)  # the signal lives in the leading components
+    assert linear_probe(wide[:40], y[:40], wide[40:], y[40:], components=3)["mse"] < 1e-3
 
 
 def test_tasks_regression_accuracy_and_infonce_run_through_fit():

@@ -96,7 +96,7 @@ VARIANTS: dict[str, Variant] = {
             "all",
             True,
             "stage-2 Riemannian step / 10 (the paper's remedy)",
-            refine_lr=1e-3,
+            refine_lr_scale=0.1,
         ),
         _v(
             "GTH-GMN (fine-tuned)",
@@ -113,6 +113,14 @@ VARIANTS: dict[str, Variant] = {
             True,
             "task + small reconstruction terms from the start",
             protocol="joint",
+        ),
+        _v(
+            "GTH-GMN (literal links)",
+            "GTH-GMN",
+            "all",
+            True,
+            "link decoder trained on the literal graph (every nonzero weight an edge)",
+            link_reading="literal",
         ),
         _v(
             "GTH-GMN (weights as input)",
@@ -173,7 +181,8 @@ def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: d
     """Build the model of variant ``name`` (a key of :data:`VARIANTS`) sized for ``zoo``.
 
     ``gth_overrides`` are :class:`~hgutils.weightspace.metanets.GTHGMNConfig` fields applied to every
-    GTH-GMN variant (e.g. ``dim``); the variant's own overrides win.
+    GTH-GMN variant (e.g. ``dim``); the variant's own overrides win. A variant's ``refine_lr_scale``
+    multiplies the stage-2 step size it would otherwise use (the "step / 10" variant).
     """
     from hgutils.weightspace.metanets import build_metanet
 
@@ -183,6 +192,11 @@ def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: d
     kw = dict(v.kwargs)
     if v.base == "GTH-GMN":
         kw = {**(gth_overrides or {}), **kw}
+        scale = kw.pop("refine_lr_scale", None)
+        if scale is not None:
+            from hgutils.weightspace.metanets.gth_gmn import GTHGMNConfig
+
+            kw["refine_lr"] = scale * kw.get("refine_lr", GTHGMNConfig.refine_lr)
     return build_metanet(v.base, zoo, task, out_dim, snapshots=v.snapshots, **kw)
 
 
@@ -436,6 +450,7 @@ def run_comparison(
     lr_grid: Sequence[float] | None = None,
     lr_search_steps: int | None = None,
     gate: Any = None,
+    variant_seeds: Mapping[str, Sequence[int]] | None = None,
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -471,6 +486,9 @@ def run_comparison(
 
     gate
         The :class:`hgutils.train.LearnabilityGate` thresholds (default ones if ``None``).
+    variant_seeds
+        Seeds for particular variants (e.g. ablations on the first two seeds only); the others use
+        ``seeds``. The learning-rate search always runs on ``seeds[0]``.
     """
     from hgutils.weightspace.training import TrainConfig
 
@@ -488,8 +506,8 @@ def run_comparison(
                 runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, lr_search_steps)
             scores = runner.res.lr_search[searched[base]]
             lr = max(scores, key=scores.get)
-        for si, seed in enumerate(seeds):
-            rows.append(runner.fit_one(name, seed, lr, keep_outputs=si == 0))
+        for si, seed in enumerate((variant_seeds or {}).get(name, seeds)):
+            rows.append(runner.fit_one(name, int(seed), lr, keep_outputs=si == 0))
     runner.res.table = pd.DataFrame(rows)
     return runner.res
 

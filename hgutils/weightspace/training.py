@@ -19,7 +19,7 @@ Every stage records its learnability check (``FitResult.gates``), a budget in op
 every epoch from which an interrupted run resumes exactly.
 
 Metrics (:func:`compute_metrics`): accuracy, MSE, and Kendall tau (scipy) of predictions vs targets.
-For the InfoNCE encoder mode, :func:`linear_probe` fits a ridge regression from embeddings to targets.
+For the InfoNCE encoder mode, :func:`linear_probe` fits a linear regression from the encoder output to targets.
 """
 
 from __future__ import annotations
@@ -215,23 +215,62 @@ def embeddings(model: MetaNet, data: Any, idx: Any, batch_size: int = 128) -> Te
     return torch.cat(outs, 0)
 
 
-def linear_probe(
-    train_emb: Tensor, train_y: Tensor, test_emb: Tensor, test_y: Tensor, ridge: float = 1e-3
-) -> dict[str, float]:
-    r"""Ridge regression (with intercept, standardised inputs) embeddings -> targets; test MSE.
+@torch.no_grad()
+def probe_features(model: MetaNet, data: Any, idx: Any, batch_size: int = 128) -> Tensor:
+    """What the linear probe reads for networks ``idx``: an InfoNCE-trained head's encoder output
+    (:meth:`~hgutils.weightspace.metanets.heads.TaskHead.features`), else the model's embedding."""
+    emb = embeddings(model, data, idx, batch_size)
+    if model.task == "infonce" and getattr(model.head, "projection", None) is not None and not _two_stage(model):
+        was = model.head.training
+        model.head.eval()
+        out = model.head.features(emb.to(_device_of(model))).cpu()
+        model.head.train(was)
+        return out
+    return emb
 
-    :math:`\beta = (X^\top X + \lambda I)^{-1} X^\top y` on the training embeddings.
+
+def _two_stage(model: MetaNet) -> bool:
+    return getattr(getattr(model, "cfg", None), "protocol", "") == "two_stage"
+
+
+def linear_probe(
+    train_x: Tensor,
+    train_y: Tensor,
+    test_x: Tensor,
+    test_y: Tensor,
+    ridge: float = 0.0,
+    components: int | None = None,
+) -> dict[str, float]:
+    r"""Linear regression (with intercept) features -> targets, as DWSNets' probe (scikit-learn's
+    ``LinearRegression``: least squares); test MSE, and the floor ``mean_mse``: the test MSE of
+    predicting the training targets' mean.
+
+    ``ridge > 0`` adds :math:`\lambda n I` to :math:`X^\top X` (standardised inputs); ``components``
+    first projects the features on their leading principal components (of the training features).
     """
-    X, Xt = train_emb.double(), test_emb.double()
-    mu, sd = X.mean(0), X.std(0).clamp_min(1e-8)
-    X, Xt = (X - mu) / sd, (Xt - mu) / sd
+    X, Xt = train_x.double(), test_x.double()
+    mu = X.mean(0)
+    X, Xt = X - mu, Xt - mu
+    if components is not None and components < X.shape[1]:
+        _, _, vh = torch.linalg.svd(X, full_matrices=False)
+        X, Xt = X @ vh[:components].T, Xt @ vh[:components].T
     y = train_y.double().reshape(len(X), -1)
     ym = y.mean(0)
-    A = X.T @ X + ridge * len(X) * torch.eye(X.shape[1], dtype=X.dtype)
-    beta = torch.linalg.solve(A, X.T @ (y - ym))
-    pred = Xt @ beta + ym
     yt = test_y.double().reshape(len(Xt), -1)
-    return {"mse": float(((pred - yt) ** 2).mean())}
+    if ridge > 0:
+        sd = X.std(0).clamp_min(1e-8)
+        X, Xt = X / sd, Xt / sd
+        A = X.T @ X + ridge * len(X) * torch.eye(X.shape[1], dtype=X.dtype)
+        beta = torch.linalg.solve(A, X.T @ (y - ym))
+    else:
+        beta = torch.linalg.lstsq(X, y - ym).solution
+    pred = Xt @ beta + ym
+    return {"mse": float(((pred - yt) ** 2).mean()), "mean_mse": float(((ym - yt) ** 2).mean())}
+
+
+#: width of the probe's input for encoders whose embedding is not an InfoNCE head's output (GTH-GMN's
+#: reconstruction-trained embedding): its leading principal components, as many as DWSNets' 16-d output
+PROBE_COMPONENTS = 16
 
 
 def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg: TrainConfig) -> dict[str, float]:
@@ -567,7 +606,8 @@ def fit(
         if model.task == "infonce":
             tl = None
             if target is not None and te is not None:
-                res.metrics["test"] = linear_probe(emb[tr], target[tr], emb[te], target[te])
+                k = getattr(model.head.net[-1], "out_features", PROBE_COMPONENTS)
+                res.metrics["test"] = linear_probe(emb[tr], target[tr], emb[te], target[te], components=k)
         else:
             htask = EmbeddingHeadTask(model, z.to(_device_of(model)), target.to(_device_of(model)), tr, va, cfg)
             tl = train(htask, cfg.budget(), desc=f"{desc} head")
@@ -586,7 +626,7 @@ def fit(
                 res.metrics[name] = _evaluate(model, data, target, ix, cfg)
         if model.task == "infonce" and target is not None and te is not None:
             res.metrics["test"].update(
-                linear_probe(embeddings(model, data, tr), target[tr], embeddings(model, data, te), target[te])
+                linear_probe(probe_features(model, data, tr), target[tr], probe_features(model, data, te), target[te])
             )
     if tl is not None:
         res.history, res.best_epoch, res.best_score = tl.history, tl.best_epoch, tl.best_score

@@ -31,7 +31,13 @@ def check_task(task: str) -> str:
 
 
 class TaskHead(nn.Module):
-    """Two-layer MLP head ``D -> hidden -> out_dim`` (``out_dim`` ignored for ``"accuracy"``: 1 logit)."""
+    """Two-layer MLP head ``D -> hidden -> out_dim`` (``out_dim`` ignored for ``"accuracy"``: 1 logit).
+
+    For ``"infonce"`` (DWSNets' self-supervised protocol, ``experiments/ssl/trainer.py``) the two layers
+    give the encoder output (``out_dim``, 16 in DWSNets), which :meth:`features` returns for the linear
+    probe; the contrastive loss reads it through a projection head ``out_dim -> out_dim -> ReLU -> out_dim``,
+    normalised.
+    """
 
     def __init__(self, task: str, emb_dim: int, out_dim: int, hidden: int = 64, dropout: float = 0.0) -> None:
         super().__init__()
@@ -40,13 +46,18 @@ class TaskHead(nn.Module):
         if k < 1:
             raise ValueError(f"out_dim must be >= 1; got {out_dim}")
         self.net = nn.Sequential(nn.Linear(emb_dim, hidden), nn.SiLU(), nn.Dropout(dropout), nn.Linear(hidden, k))
+        self.projection = nn.Sequential(nn.Linear(k, k), nn.ReLU(), nn.Linear(k, k)) if task == "infonce" else None
+
+    def features(self, emb: Tensor) -> Tensor:
+        """The head's output before the task's transform: the encoder output for ``"infonce"``."""
+        return self.net(emb)
 
     def forward(self, emb: Tensor) -> Tensor:
         out = self.net(emb)
         if self.task == "accuracy":
             return out.squeeze(-1)
         if self.task == "infonce":
-            return F.normalize(out, dim=-1)
+            return F.normalize(self.projection(out), dim=-1)
         return out
 
 

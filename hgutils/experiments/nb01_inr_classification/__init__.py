@@ -1,0 +1,118 @@
+"""Notebook 01 -- INR classification from weight trajectories (GTH-GMN paper, MNIST / Fashion-MNIST INRs).
+
+The notebook's driver, by job: :mod:`.preset` (the preset, the paper's numbers, the model lists),
+:mod:`.zoos` (the main zoo with one initialisation per INR, the shared-initialisation variant, the
+13-layer zoo of the paper's figure), :mod:`.geometry` (embedding readouts against a time-shuffled
+control, the 13-layer figure), :mod:`.curve` (the zoo-size learning curve), :mod:`.claims` and
+:mod:`.figures`. The comparison protocol itself (split, variants, training) is the library's
+:mod:`hgutils.weightspace.comparison`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hgutils.experiments.nb01_inr_classification.claims import (
+    ABLATION_CLAIMS,
+    GEOMETRY_CLAIMS,
+    PAPER_GAP,
+    geometry_claims,
+    inr_claims,
+    reconstruction_claims,
+)
+from hgutils.experiments.nb01_inr_classification.curve import curve_table, learning_curve, plot_learning_curve
+from hgutils.experiments.nb01_inr_classification.figures import (
+    plot_disk_early_late,
+    plot_radial_angular,
+    plot_readouts,
+)
+from hgutils.experiments.nb01_inr_classification.geometry import (
+    DeepFigure,
+    EmbeddingReadout,
+    deep_figure,
+    read_geometry,
+    readout_table,
+)
+from hgutils.experiments.nb01_inr_classification.preset import (
+    ABLATION_VARIANTS,
+    CONFIG,
+    CURVE_VARIANTS,
+    INR_PAPER_KEYS,
+    INR_VARIANTS,
+    PAPER,
+    PAPER_SOURCE,
+    PAPER_TRAIN_INRS,
+    SHARED_VARIANTS,
+    SIDE_VARIANTS,
+    INRClassificationConfig,
+)
+from hgutils.experiments.nb01_inr_classification.zoos import deep_inr_zoo, inr_zoo, shared_zoo, zoo_summary
+from hgutils.weightspace import comparison
+from hgutils.weightspace.metanets.gth_gmn import CITATION
+
+__all__ = [
+    "ABLATION_CLAIMS",
+    "ABLATION_VARIANTS",
+    "CITATION",
+    "CONFIG",
+    "CURVE_VARIANTS",
+    "DeepFigure",
+    "EmbeddingReadout",
+    "GEOMETRY_CLAIMS",
+    "INRClassificationConfig",
+    "INR_PAPER_KEYS",
+    "INR_VARIANTS",
+    "PAPER",
+    "PAPER_GAP",
+    "PAPER_SOURCE",
+    "PAPER_TRAIN_INRS",
+    "SHARED_VARIANTS",
+    "SIDE_VARIANTS",
+    "curve_table",
+    "deep_figure",
+    "deep_inr_zoo",
+    "geometry_claims",
+    "inr_claims",
+    "inr_zoo",
+    "learning_curve",
+    "link_ceilings",
+    "paper_table",
+    "plot_disk_early_late",
+    "plot_learning_curve",
+    "plot_radial_angular",
+    "plot_readouts",
+    "read_geometry",
+    "readout_table",
+    "reconstruction_claims",
+    "shared_zoo",
+    "zoo_summary",
+]
+
+
+def paper_table(
+    task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
+) -> pd.DataFrame:
+    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.weightspace.comparison.paper_table`)."""
+    if task not in PAPER:
+        raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
+    return comparison.paper_table(PAPER[task], ours, metric, scale)
+
+
+def link_ceilings(graphs: object, idx: object, dim: int, steps: int = 600) -> dict[str, dict[str, float]]:
+    """The link decoder's ceiling under each reading (``"strong"``, ``"literal"``): the AUC reached with
+    node positions free on the ball (:func:`hgutils.weightspace.metanets.gth_gmn.link_ceiling`) for the
+    last snapshot of networks ``idx`` of prepared graphs ``graphs``, averaged over them."""
+    import numpy as np
+    import torch
+
+    from hgutils.weightspace.metanets.gth_gmn import PairSets, link_ceiling
+
+    pairs = PairSets.from_graph(graphs)
+    out: dict[str, dict[str, float]] = {}
+    for reading in ("strong", "literal"):
+        rows = []
+        for i in torch.as_tensor(idx).tolist():
+            w = 2 * graphs.edge_weight[i, -1, : pairs.P]
+            rows.append(link_ceiling(w, pairs, reading, dim=dim, steps=steps, seed=i))
+        out[reading] = {k: float(np.nanmean([r[k] for r in rows])) for k in rows[0]}
+    return out

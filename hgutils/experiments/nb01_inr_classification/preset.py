@@ -1,0 +1,162 @@
+"""Notebook 01's preset (:class:`INRClassificationConfig`), the paper's numbers and the model lists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from hgutils.weightspace.comparison import ComparisonSettings
+from hgutils.weightspace.metanets.gth_gmn import CITATION
+
+PAPER_SOURCE = f"{CITATION}, main results table"
+
+#: ``PAPER[task][model] = (mean, std)``; NFN_NP's numbers come from the NFN paper on its own SIREN
+#: sets (Zhou et al. 2023, arXiv:2302.14040), not from GTH-GMN's trajectories.
+PAPER: dict[str, dict[str, tuple[float, float]]] = {
+    "mnist_acc": {"GTH-GMN": (95.6, 0.18), "NFN_NP": (92.9, 0.22)},
+    "fashion_mnist_acc": {"GTH-GMN": (80.72, 0.29), "NFN_NP": (75.6, 1.07)},
+}
+INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashion_mnist_acc"}
+#: training INRs behind the paper's numbers (the INR datasets' 45k/5k/10k split)
+PAPER_TRAIN_INRS = 45_000
+
+#: every model on the main zoo (GTH-GMN's ablations included)
+INR_VARIANTS: tuple[str, ...] = (
+    "GTH-GMN",
+    "GTH-GMN (T=1)",
+    "GTH-GMN (Euclidean)",
+    "GTH-GMN (no GRU)",
+    "StatNN",
+    "FlatMLP",
+    "FlatMLP+aug",
+    "NFN_NP",
+    "NFN_HNP",
+    "DWSNet",
+    "GMN",
+)
+#: run on the first ``ablation_seeds`` seeds only (their cost would not fit the medium budget for every seed)
+ABLATION_VARIANTS: tuple[str, ...] = ("GTH-GMN (T=1)", "GTH-GMN (Euclidean)", "GTH-GMN (no GRU)")
+#: one-seed variants shown beside the protocol: the literal link reading and end-to-end fine-tuning
+SIDE_VARIANTS: tuple[str, ...] = ("GTH-GMN (literal links)", "GTH-GMN (fine-tuned)")
+#: the models run on the shared-initialisation zoo (the easier variant)
+SHARED_VARIANTS: tuple[str, ...] = ("GTH-GMN", "StatNN", "NFN_NP", "FlatMLP", "FlatMLP+aug")
+#: the cheap models of the zoo-size learning curve
+CURVE_VARIANTS: tuple[str, ...] = ("StatNN", "NFN_NP", "FlatMLP", "FlatMLP+aug")
+
+
+@dataclass(frozen=True)
+class INRClassificationConfig(ComparisonSettings):
+    """Notebook 01: classify INRs (one SIREN per image) from their weight trajectories.
+
+    The main zoo follows the papers' INR datasets: one initialisation per INR. A second zoo of the
+    same images starts every INR from one shared initialisation (``shared_images``: the easier,
+    named variant). A zoo of 13-layer INRs with ~100 snapshots (``deep_*``) reproduces the paper's
+    embedding figure.
+    """
+
+    datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium: MNIST; paper: + Fashion-MNIST
+    n_images: int = 100  # INRs of the main zoo (one per image, class-balanced)
+    inr_steps: int = 100  # Adam steps per INR (DWSNets: 1,000 with a 40 dB stop)
+    T: int = 4  # snapshots per INR trajectory, log-spaced from step 0 through the last step (paper: 80-100)
+    schedule: str = "log"  # snapshot spacing: "log" (dense early, where the weights move fastest) | "uniform"
+    shared_init: bool = False  # main zoo: one initialisation per INR (the papers' INR datasets)
+    variants: tuple[str, ...] = INR_VARIANTS  # models on the main zoo (all on the same split)
+    ablation_variants: tuple[str, ...] = ABLATION_VARIANTS  # run on the first ablation_seeds seeds
+    ablation_seeds: int = 1  # seeds of the GTH-GMN ablations (>= 2 for a standard error)
+    side_variants: tuple[str, ...] = SIDE_VARIANTS  # first seed only
+    shared_images: int = 60  # INRs of the shared-initialisation zoo (0: skip it)
+    shared_variants: tuple[str, ...] = SHARED_VARIANTS
+    shared_seeds: int = 1  # seeds of the models on the shared-initialisation zoo
+    curve_sizes: tuple[int, ...] = (30, 60)  # training INRs of the zoo-size learning curve (first seed)
+    refine_steps: int = 3  # GTH-GMN stage-2 Riemannian refinement steps per snapshot
+    lr_grid: tuple[float, ...] = ()  # per-model learning rates tried on the validation split (smoke: none)
+    epochs: int = 2  # epoch cap per model and seed (early stopping decides)
+    ceiling_networks: int = 2  # validation INRs whose link ceilings are measured (free node positions)
+    ceiling_steps: int = 100  # optimiser steps of each ceiling fit
+    curve_variants: tuple[str, ...] = CURVE_VARIANTS
+    n_figure_nets: int = 4  # test INRs whose node embeddings are read (geometry, figures)
+    recon_networks: int = 32  # validation INRs on which the reconstruction metrics are measured
+    # -- the paper's embedding figure: 13-layer INR MLPs, ~100 snapshots (GTH-GMN by reconstruction only)
+    deep_images: int = 8  # INRs of the 13-layer zoo (half train the encoder, half are read)
+    deep_layers: int = 13  # linear layers of each INR MLP (paper: 13)
+    deep_width: int = 6  # hidden width (the paper does not state it)
+    deep_T: int = 8  # snapshots (paper: t = 11 vs t = 97, so ~100)
+    deep_steps: int = 200  # Adam steps per 13-layer INR
+    deep_lr: float = 5e-4  # their Adam learning rate
+    deep_epochs: int = 3  # stage-1 epoch cap on the 13-layer zoo (early stopping on validation)
+    deep_encoder_lr: float = 3e-3  # stage-1 Adam learning rate on the 13-layer zoo
+    deep_batch: int = 4  # networks per stage-1 step (100 snapshots each)
+    #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale smoke|medium``)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.2, "medium": 22.3}
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {},
+        "medium": {
+            "datasets": ("mnist",),
+            "n_images": 5000,
+            "inr_steps": 200,
+            "T": 20,
+            "n_seeds": 3,
+            "ablation_seeds": 2,
+            "epochs": 200,
+            "patience": 15,
+            "batch_size": 32,
+            "lr_search_steps": 300,
+            "pretrain_networks": 512,
+            "refine_steps": 10,
+            "refine_lr": 0.3,
+            "lr_grid": (1e-3, 3e-3),
+            "ceiling_networks": 8,
+            "ceiling_steps": 600,
+            "val_fraction": 0.1,
+            "test_fraction": 0.1,
+            "shared_images": 1000,
+            "shared_seeds": 3,
+            "curve_sizes": (500, 1000, 2000, 4000),
+            "n_figure_nets": 16,
+            "recon_networks": 128,
+            "deep_images": 32,
+            "deep_width": 16,
+            "deep_T": 100,
+            "deep_steps": 1000,
+            "deep_epochs": 40,
+        },
+        "paper": {
+            "datasets": ("mnist", "fashion_mnist"),
+            "n_images": 70000,
+            "inr_steps": 1000,
+            "T": 100,
+            "n_seeds": 5,
+            "ablation_seeds": 5,
+            "epochs": 200,
+            "patience": 20,
+            "batch_size": 32,
+            "lr_grid": (3e-4, 1e-3, 3e-3),
+            "lr_search_steps": 5000,
+            "gth_dim": 32,
+            "refine_steps": 40,
+            "refine_lr": 0.3,
+            "ceiling_networks": 32,
+            "ceiling_steps": 1000,
+            "compile": True,
+            "val_fraction": 5000 / 70000,
+            "test_fraction": 10000 / 70000,
+            "shared_images": 0,
+            "curve_sizes": (1000, 4000, 16000, 45000),
+            "n_figure_nets": 64,
+            "recon_networks": 512,
+            "deep_images": 256,
+            "deep_width": 32,
+            "deep_T": 100,
+            "deep_steps": 2000,
+            "deep_epochs": 100,
+            "deep_batch": 8,
+        },
+    }
+
+    def snapshot_pair(self, T: int) -> tuple[int, int]:
+        """The paper's early and late snapshots (t = 11 and t = 97 of ~100) at ``T`` snapshots."""
+        return round(0.11 * (T - 1)), round(0.97 * (T - 1))
+
+
+CONFIG = INRClassificationConfig

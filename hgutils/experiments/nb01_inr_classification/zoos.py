@@ -1,0 +1,103 @@
+"""Notebook 01's INR zoos: the main zoo (one initialisation per INR), the shared-initialisation
+variant, and the 13-layer zoo of the paper's embedding figure."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from hgutils.experiments.nb01_inr_classification.preset import INRClassificationConfig
+
+
+def inr_zoo(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
+    """The main INR zoo: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's sizes
+    (``n_images``, ``inr_steps``, ``T``, ``schedule``) and ``shared_init`` on top of the zoo preset."""
+    from hgutils.weightspace.zoo import inr_image_zoo
+
+    return inr_image_zoo(
+        dataset,
+        scale=scale,
+        data_dir=data_dir,
+        n_images=cfg.n_images,
+        steps=cfg.inr_steps,
+        T=cfg.T,
+        schedule=cfg.schedule,
+        shared_init=cfg.shared_init,
+        seed=seed,
+        device=device,
+    )
+
+
+def shared_zoo(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
+    """The easier variant: the first ``shared_images`` images, fitted the same way, every INR from
+    one shared initialisation (its neurons line up across the zoo)."""
+    return inr_zoo(dataset, replace(cfg, n_images=cfg.shared_images, shared_init=True), scale, data_dir, seed, device)
+
+
+def deep_inr_zoo(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
+    """The zoo of the paper's embedding figure: ``deep_images`` SIRENs with ``deep_layers`` linear
+    layers of width ``deep_width``, ``deep_T`` log-spaced snapshots over ``deep_steps`` Adam steps,
+    one initialisation per INR."""
+    from hgutils.weightspace.zoo import inr_image_zoo
+
+    return inr_image_zoo(
+        dataset,
+        scale=scale,
+        data_dir=data_dir,
+        n_images=cfg.deep_images,
+        hidden=(cfg.deep_width,) * (cfg.deep_layers - 1),
+        steps=cfg.deep_steps,
+        T=cfg.deep_T,
+        schedule="log",
+        lr=cfg.deep_lr,
+        shared_init=False,
+        seed=seed + 101,
+        device=device,
+    )
+
+
+def zoo_summary(zoos: dict[str, Any]) -> pd.DataFrame:
+    """One row per zoo: INRs, architecture, snapshots, fit quality (PSNR) and how far the weights moved
+    between the first and the last snapshot (:meth:`hgutils.weightspace.zoo.Zoo.movement`)."""
+    rows = []
+    for name, zoo in zoos.items():
+        p = zoo.meta["psnr"]
+        mv = zoo.movement(0, -1)
+        mv1 = zoo.movement(1, -1) if zoo.T > 2 else mv
+        rows.append(
+            {
+                "zoo": name,
+                "INRs": len(zoo),
+                "sizes": "-".join(str(s) for s in zoo.spec.sizes),
+                "T": zoo.T,
+                "steps": f"{int(zoo.steps[0])}, {int(zoo.steps[1])}, ..., {int(zoo.steps[-1])}",
+                "PSNR median (dB)": round(float(p.median()), 1),
+                "PSNR p10 (dB)": round(float(p.quantile(0.1)), 1),
+                "moved t0 -> last": round(mv["all"], 3),
+                "moved t1 -> last": round(mv1["all"], 3),
+            }
+        )
+    return pd.DataFrame(rows)
