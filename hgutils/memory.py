@@ -63,8 +63,9 @@ def _reset_rss_peak() -> bool:
         return False
 
 
-def _tensor_tracker() -> Any:
-    """A dispatch mode counting the bytes of live storages created while it is active."""
+def _tensor_tracker(timeline: bool = False) -> Any:
+    """A dispatch mode counting the bytes of live storages created while it is active (and, with
+    ``timeline``, the live bytes after every operator)."""
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
@@ -74,6 +75,7 @@ def _tensor_tracker() -> Any:
             self.live = 0
             self.peak = 0
             self.seen: dict[tuple[str, int], int] = {}
+            self.timeline: list[int] | None = [] if timeline else None
 
         def _free(self, key: tuple[str, int], n: int) -> None:
             if self.seen.pop(key, None) is not None:
@@ -93,6 +95,8 @@ def _tensor_tracker() -> Any:
                 self.live += n
                 self.peak = max(self.peak, self.live)
                 weakref.finalize(s, self._free, key, n)
+            if self.timeline is not None:
+                self.timeline.append(self.live)
             return out
 
     return _Tracker()
@@ -109,18 +113,23 @@ class PeakMemory:
     track_tensors
         On the CPU, count tensor storages (slower: a Python call per operator). Off, only the RSS
         figure is measured there.
+    timeline
+        With ``track_tensors`` on the CPU: also keep the live tensor bytes after every operator
+        (``timeline``, a list of ints), e.g. to compare the same computation at two sizes.
 
     Attributes (after the block): ``tensor_peak_bytes`` (``None`` when not measured),
     ``rss_peak_bytes`` (``None`` off Linux or when the peak cannot be reset), ``method`` (a short
     description of what was measured).
     """
 
-    def __init__(self, device: str | torch.device = "cpu", track_tensors: bool = False) -> None:
+    def __init__(self, device: str | torch.device = "cpu", track_tensors: bool = False, timeline: bool = False) -> None:
         dev = torch.device(device)
         if dev.type not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or a CUDA device; got {device!r}")
         self.device = dev
         self.track_tensors = bool(track_tensors)
+        self.want_timeline = bool(timeline)
+        self.timeline: list[int] | None = None
         self.tensor_peak_bytes: int | None = None
         self.rss_peak_bytes: int | None = None
         self.rss_start_bytes: int | None = None
@@ -141,7 +150,7 @@ class PeakMemory:
             self._rss0 = _status_kib("VmRSS")
             parts.append("process peak RSS during the block (VmHWM reset via clear_refs)")
         if self.track_tensors:
-            self._tracker = _tensor_tracker()
+            self._tracker = _tensor_tracker(self.want_timeline)
             self._tracker.__enter__()
             parts.append("live tensor storages created in the block (dispatch mode)")
         self.method = "; ".join(parts) or "not measured (no /proc and tensor tracking off)"
@@ -155,6 +164,7 @@ class PeakMemory:
         if self._tracker is not None:
             self._tracker.__exit__(*exc)
             self.tensor_peak_bytes = self._tracker.peak
+            self.timeline = self._tracker.timeline
             self._tracker = None
         if self._rss0 is not None:
             hwm = _status_kib("VmHWM")

@@ -261,35 +261,35 @@ def step_memory(
 
     ``make_step(b)`` builds what a step needs for a batch of ``b`` (model, optimiser, batch) and
     returns the step; only the step is measured (:class:`~hgutils.memory.PeakMemory` with tensor
-    tracking: activations, gradients and optimiser state created in it). A global optimiser pre-hook
-    splits the step into forward + backward (peak ``F(b)``, linear in the batch) and the rest (the
-    optimiser's own peak, which does not depend on the batch), so the extrapolation is
-    ``max(F(b1) + (F(b2) - F(b1)) (B - b1) / (b2 - b1), peak(b2))`` -- at small batches the
-    optimiser's update of an 11M-parameter ResNet can be the larger of the two and would hide the
-    activations' growth from a plain two-point fit.
-    """
-    from torch.optim.optimizer import register_optimizer_step_pre_hook
+    tracking: activations, gradients, optimiser state and temporaries created in it).
 
-    total, fwd_bwd = {}, {}
+    The step runs the same operators at both batches, and the live bytes after each operator are
+    linear in the batch (every tensor is ``a + b k`` bytes), so the live bytes at ``B`` after operator
+    ``i`` are ``L1[i] + (L2[i] - L1[i]) (B - b1) / (b2 - b1)``, and the projected peak is their
+    maximum. Extrapolating the two peaks instead would be wrong: at small batches the peak sits
+    where the gradients or the optimiser's update are alive (batch-independent), at large batches
+    where the activations are. Where the two runs' operator sequences differ (data-dependent
+    control flow) the two peaks are extrapolated and ``step_projection`` says so. On CUDA only the
+    peaks are measured (``torch.cuda.max_memory_allocated``).
+    """
+    peaks, lines = {}, {}
     for b in batches:
         step = make_step(b)
-        seen: list[int] = []
-        with PeakMemory(device, track_tensors=True) as pm:
-            handle = register_optimizer_step_pre_hook(lambda *_, s=seen, m=pm: s.append(m.peak_so_far() or 0))
-            try:
-                step()
-            finally:
-                handle.remove()
-        total[b] = pm.tensor_peak_bytes or 0
-        fwd_bwd[b] = seen[0] if seen else total[b]
+        with PeakMemory(device, track_tensors=True, timeline=True) as pm:
+            step()
+        peaks[b], lines[b] = pm.tensor_peak_bytes or 0, pm.timeline
     b1, b2 = batches
-    slope = (fwd_bwd[b2] - fwd_bwd[b1]) / (b2 - b1)
-    proj = max(fwd_bwd[b1] + slope * (paper_batch - b1), total[b2])
+    k = (paper_batch - b1) / (b2 - b1)
+    l1, l2 = lines[b1], lines[b2]
+    if l1 is not None and l2 is not None and len(l1) == len(l2) and l1:
+        proj, how = max(x + (y - x) * k for x, y in zip(l1, l2)), "per-operator live bytes, linear in the batch"
+    else:
+        proj, how = peaks[b1] + (peaks[b2] - peaks[b1]) * k, "the two peaks, linear in the batch"
     return {
-        "step_mib": {str(b): mib(v) for b, v in total.items()},
+        "step_mib": {str(b): mib(v) for b, v in peaks.items()},
         "paper_batch": int(paper_batch),
-        "step_mib@paper_batch": mib(proj),
-        "step_mib_per_example": mib(slope),
+        "step_mib@paper_batch": mib(max(proj, peaks[b2])),
+        "step_projection": how,
     }
 
 
@@ -766,8 +766,8 @@ def _markdown(dr: DryRun, seconds: float) -> str:
     lines += [
         "",
         "rss_peak_mib: the process's peak resident set during the call (absolute); step_mib: peak live tensor "
-        "bytes of one training step at the given batches; step_mib@paper_batch: forward + backward extrapolated "
-        "linearly to the paper's batch, or the optimiser's peak if larger (paper_dryrun.step_memory).",
+        "bytes of one training step at the given batches; step_mib@paper_batch: the step's live bytes after every "
+        "operator extrapolated linearly to the paper's batch, their maximum (paper_dryrun.step_memory).",
         "",
         "| " + " | ".join(df.columns) + " |",
         "|" + "---|" * len(df.columns),
