@@ -7,6 +7,9 @@
 #                                  and figures into the tracked results/<scale>/ and figures/<scale>/
 #   make reproduce SCALE=paper DEVICE=cuda
 #   make test                      lint + unit/property tests + nbval over notebooks/
+#   make dryrun                    every notebook's paper preset, counts cut to a handful, on the CPU: builds
+#                                  and trains every model one or two steps, prints peak memory per model
+#                                  (ledger in DRYRUN_OUT; its own CI step after make test)
 #   make lab                       JupyterLab on notebooks/ with the .venv kernel (LAB_ARGS="--no-browser ...")
 #   make sync                      after editing or executing notebooks: clean stored outputs and metadata,
 #                                  refresh the Binder/medium-run links, regenerate the jupytext .py twins
@@ -27,12 +30,13 @@ ONLY ?=
 JOBS ?= 1
 NBVAL_TIMEOUT ?= 900
 LAB_ARGS ?=
+DRYRUN_OUT ?= results/runs/paper_dryrun
 
 # Development copies of CIFAR-10 / TEB (../shared/data) are used by `make reproduce` when present;
 # an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
 HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync
+.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync dryrun
 
 venv: $(STAMP)
 
@@ -72,6 +76,12 @@ nbval: $(STAMP)
 	else echo "no notebooks to check"; fi
 
 test: lint unit nbval
+
+# zoos and caches of the dry run go to a temporary folder, so it never reuses (or leaves) a cache entry
+dryrun: $(STAMP)
+	tmp=$$(mktemp -d) && HGUTILS_CACHE=$$tmp HGUTILS_PROGRESS=0 MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(PY) -W ignore -m hgutils.experiments.paper_dryrun --out $(DRYRUN_OUT) --device $(DEVICE); \
+		status=$$?; rm -rf $$tmp; exit $$status
 
 clean-results:
 	rm -rf results/runs results/sweeps results/smoke  # run outputs; published ledgers (results/<scale>/) stay

@@ -236,3 +236,41 @@ def test_dryrun_of_one_notebook_writes_the_ledger(tmp_path, monkeypatch):
     assert "| notebook | model | status |" in text and "SDF grid" in text
     payload = json.loads((tmp_path / "out" / "dryrun.json").read_text())
     assert payload["cuts"]["06"]["n_points"] == 4096 and len(payload["records"]) == len(dr.records)
+
+
+# --------------------------------------------------------------------------------------------
+# the device audit
+# --------------------------------------------------------------------------------------------
+class _Net(torch.nn.Module):
+    def __init__(self, mode: str) -> None:
+        super().__init__()
+        self.lin, self.mode = torch.nn.Linear(4, 3), mode
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x)
+        if self.mode == "slip":  # a tensor made on the CPU, as `torch.ones(3)` without device= would be
+            return h + torch.ones(3)
+        if self.mode == "data":  # needs the values: meta cannot run it
+            return h * h.detach().abs().max().item()
+        return h + torch.ones(3, device=x.device) + torch.tensor(1.0)  # a 0-dim CPU scalar is allowed
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("ok", "ok"), ("slip", "slip"), ("data", "partial")])
+def test_device_audit_finds_tensors_made_on_the_cpu(mode, expected):
+    def run(device: str) -> None:
+        net = _Net(mode).to(device)
+        net(torch.randn(2, 4, device=device)).sum().backward()
+
+    found = pd_.device_audit(run)
+    assert found.split(":")[0] == expected, found
+    run("cpu")  # every variant runs on the CPU, where the slip is invisible
+
+
+def test_audit_turns_a_slip_into_an_error():
+    dr = pd_.DryRun()
+    dr.measure("04", "net", "f", lambda: None)
+    dr.audit(lambda d: _Net("slip").to(d)(torch.randn(2, 4, device=d)))
+    assert dr.records[-1]["status"] == "error" and "device slip" in dr.records[-1]["error"]
+    dr.measure("04", "net2", "f", lambda: None)
+    dr.audit(lambda d: _Net("ok").to(d)(torch.randn(2, 4, device=d)))
+    assert dr.records[-1]["status"] == "ok" and dr.records[-1]["device_audit"] == "ok"

@@ -18,6 +18,12 @@ one training step (forward + loss + backward + optimiser) is also measured by it
 at two small batches and extrapolated linearly to the paper's batch (``step_mib@paper_batch``):
 the figure to hold against a GPU's memory.
 
+Device placement (``device="cuda"`` through papermill) cannot be exercised without a GPU, but the
+``meta`` device stands in for it: :func:`device_audit` moves each model and its batch there and
+runs its training objective and backward, which fails where a tensor created on the CPU would meet
+a GPU tensor (``device_audit``: ``ok``, ``slip: ...`` -- an error of the run -- or ``partial: ...``
+where an operator needing data, such as ``.item()``, stopped it; everything before was checked).
+
 Deviations from the paper preset other than counts are named in :data:`CUTS` (``compile`` off:
 ``torch.compile`` takes minutes on a shared 2-core CPU and changes no shape; ``--compile`` keeps it).
 
@@ -117,6 +123,13 @@ class DryRun:
     records: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     seconds: float = math.nan  # wall time of the whole run (set by run_dryrun)
 
+    def audit(self, run: Callable[[str], Any]) -> None:
+        """Add :func:`device_audit` of the last record's model to that record; a slip is an error."""
+        rec = self.records[-1]
+        rec["device_audit"] = found = device_audit(run)
+        if found.startswith("slip") and rec.get("status") == "ok":
+            rec["status"], rec["error"] = "error", f"device slip (meta audit): {found[6:]}"
+
     def step_memory(self, make_step: Callable[[int], Callable[[], Any]], paper_batch: int) -> None:
         """Add :func:`step_memory` of the last record's model to that record (under the memory cap;
         an allocation refused there or an error is recorded on it)."""
@@ -185,6 +198,7 @@ class DryRun:
             "step_mib",
             "paper_batch",
             "step_mib@paper_batch",
+            "device_audit",
         ]
         df = pd.DataFrame(self.records)
         return df[[c for c in cols if c in df]] if len(df) else df
@@ -293,6 +307,72 @@ def step_memory(
     }
 
 
+#: substrings of the errors torch raises when tensors of two devices meet (CUDA and meta alike)
+_DEVICE_SLIP = ("is not on the expected device", "same device", "Expected all tensors to be on the same device")
+
+
+def device_audit(run: Callable[[str], Any]) -> str:
+    """Run ``run("meta")`` -- a forward, loss and backward with the model and its batch moved to the
+    ``meta`` device -- and say whether a tensor created on the CPU met them.
+
+    ``meta`` tensors have shapes but no data, and torch refuses to mix them with CPU tensors exactly
+    where it refuses to mix CUDA and CPU tensors (a CPU vector in an operator with device tensors; a
+    0-dim CPU scalar or a CPU index for advanced indexing is allowed on both), so a model that
+    creates a tensor without ``device=`` in its forward or backward fails here as it would on a GPU.
+    Returns ``"ok"``, ``"slip: <message>"``, or ``"partial: <message>"`` when the run stopped at an
+    operator that needs data (``.item()``, ``nonzero``, boolean masks), which ``meta`` cannot run:
+    everything before it was checked.
+    """
+    try:
+        run("meta")
+    except Exception as err:  # noqa: BLE001 - classified below
+        msg = f"{type(err).__name__}: {err}".splitlines()[0][:240]
+        if any(k in str(err) for k in _DEVICE_SLIP):
+            return f"slip: {msg}"
+        return f"partial: {msg}"
+    return "ok"
+
+
+def _metanet_audit(name: str, zoo: Any, splits: Any, task: str, target: Any, out_dim: int, cfg: Any):
+    """``run(device)`` for :func:`device_audit`: variant ``name``'s training objective(s) and
+    backward on two networks (GTH-GMN: the stage-1 reconstruction terms and the head's task loss)."""
+    from hgutils.weightspace import comparison as cmp
+    from hgutils.weightspace.metanets.base import to_device
+
+    kw = cfg.comparison_kwargs("cpu")
+    prepared, _ = cmp.prepare_inputs(zoo, splits, cfg.inputs)
+
+    def run(device: str) -> None:
+        torch.manual_seed(0)
+        model = cmp.build_variant(name, prepared, task, out_dim, kw["gth_overrides"])
+        data = model.prepare(prepared)
+        idx = torch.arange(2)
+        model.to(device).train()
+        gen = torch.Generator().manual_seed(0)
+        batch = to_device(model.train_transform(data[idx], gen), device)
+        y = None if target is None else target[idx].to(device)
+        terms = []
+        if hasattr(model, "pretrain_terms"):
+            terms.append(model.pretrain_terms(batch, 0.0, gen))
+        terms.append(model.loss_terms(batch, y, 0.0, gen))
+        loss = sum(v.float().sum() for t in terms for v in t.values())
+        loss.backward()
+
+    return run
+
+
+def _classifier_audit(build: Callable[[], torch.nn.Module], data: Any):
+    """``run(device)`` for :func:`device_audit`: a classifier's forward, cross-entropy and backward."""
+
+    def run(device: str) -> None:
+        torch.manual_seed(0)
+        model = build().to(device).train()
+        out = model(data.x_train[:2].to(device))
+        torch.nn.functional.cross_entropy(out, data.y_train[:2].to(device)).backward()
+
+    return run
+
+
 def _cfg(notebook: str, module: Any, compile_: bool, extra: dict[str, Any] | None = None) -> Any:
     cuts = dict(CUTS[notebook])
     if compile_ and "compile" in cuts:
@@ -361,6 +441,7 @@ def _comparison(
         if run is None:
             continue
         dr.step_memory(metanet_step(name, zoo, splits, task, target, out_dim, cfg, device), cfg.batch_size)
+        dr.audit(_metanet_audit(name, zoo, splits, task, target, out_dim, cfg))
         tables.append(run.table)
         models.update(run.models)
         data.update(run.data)
@@ -408,6 +489,7 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
         )
         if z is not None:
             zoos[ds] = z
+            dr.audit(lambda d, ds=ds: ex.inr_zoo(ds, cfg, scale="paper", data_dir=data_dir, seed=seed, device=d))
     if not zoos:
         return
     ds0, zoo = next(iter(zoos.items()))
@@ -458,6 +540,7 @@ def dry_02(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     )
     if zoo is None:
         return
+    dr.audit(lambda d: ex.sine_inr_zoo(cfg, scale="paper", seed=seed, device=d))
     splits = cmp.make_splits(len(zoo), cfg.val_fraction, cfg.test_fraction, seed=cfg.split_seed)
     run = _comparison(
         dr, "02", zoo, "infonce", zoo.meta["target"], cfg.emb_dim, cfg.variants, splits, cfg, seed, device
@@ -588,6 +671,8 @@ def dry_04(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
             )
             if h is not None and abl is None and name == cfg.cifar_datasets[0]:
                 dr.step_memory(classifier_step(build, data, recipe, device), cfg.batch_size)
+            if h is not None:
+                dr.audit(_classifier_audit(build, data))
     # genomics: every task of the preset whose data is here; the paper's one-hot length otherwise on a stand-in
     geno = {}
     for task in cfg.genomics_tasks:
@@ -630,6 +715,7 @@ def dry_04(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
             )
             if h is not None:
                 dr.step_memory(classifier_step(gbuild, data, grecipe, device), cfg.genomics_batch)
+                dr.audit(_classifier_audit(gbuild, data))
     if geno:
         last = list(geno)[-1]
         dr.measure(
@@ -709,6 +795,7 @@ def dry_06(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     if grid is None:
         return
     dr.records[-1]["networks"] = int(len(grid.meta))
+    dr.audit(lambda d: ex.train_grid(cfg, seed=seed, shapes=shapes, encodings=encodings, device=d))
     dr.measure("06", "readout frame", "nb06.readout_frame", lambda: ex.readout_frame(grid, candidate_elements()))
     dr.measure(
         "06",
