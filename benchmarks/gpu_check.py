@@ -280,9 +280,22 @@ def _timed_step(make: Any, b: int, device: str, reps: int) -> float:
     return (time.perf_counter() - t) / reps
 
 
+def _task_step(model: Any, data: Any, labels: Any, b: int, kw: dict[str, Any]) -> Any:
+    """One training step of ``model`` on ``b`` networks, as :func:`hgutils.weightspace.training.fit`
+    takes it (GTH-GMN's two-stage and fine-tuned protocols: the stage-1 reconstruction step)."""
+    import torch
+
+    from hgutils.weightspace.training import MetaNetTask, ReconstructionTask
+
+    protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
+    cls = ReconstructionTask if protocol in ("two_stage", "finetune") else MetaNetTask
+    idx = torch.arange(b)
+    task = cls(model, data, labels, idx, idx, dataclasses.replace(kw["train_cfg"], batch_size=b))
+    return lambda: task.step(idx, 0.0)
+
+
 def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
     from hgutils.experiments import nb01_inr_classification as ex
-    from hgutils.experiments.paper_dryrun import metanet_step
     from hgutils.repro import seed_everything
     from hgutils.weightspace import comparison as cmp
     from hgutils.weightspace.training import embeddings, fit
@@ -350,25 +363,43 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
         r = part["models"].setdefault(name, {})
         t0 = time.perf_counter()
         try:
+            gth = dict(kw["gth_overrides"])
             seed_everything(seed)
-            model = cmp.build_variant(name, prepared, "classification", 10, kw["gth_overrides"])
+            model = cmp.build_variant(name, prepared, "classification", 10, gth)
             tp = time.perf_counter()
             data = model.prepare(prepared)
             r["prepare_s"] = round(time.perf_counter() - tp, 1)
             # throughput of one training step (for GTH-GMN: stage 1, the reconstruction objective)
-            make = metanet_step(name, zoo, splits, "classification", labels, 10, cfg, device)
-            step_s = _timed_step(make, cfg.batch_size, device, 3)
-            # evaluation cost per network and, for two-stage GTH-GMN, the embedding pass of every network
-            te0 = time.perf_counter()
-            embeddings(model.to(device), data, splits.val[: cfg.batch_size], 128)
-            _sync(device)
-            eval_net_s = (time.perf_counter() - te0) / min(cfg.batch_size, len(splits.val))
+            step_s = _timed_step(
+                lambda b, n=name, g=gth, d=data: _task_step(
+                    cmp.build_variant(n, prepared, "classification", 10, g), d, labels, b, kw
+                ),
+                cfg.batch_size,
+                device,
+                3,
+            )
             two_stage = getattr(getattr(model, "cfg", None), "protocol", "") == "two_stage"
             probes = 2 * min(256, len(splits.train))  # the learnability check before and after
+            budget = sz["budget_s"][name] - (time.perf_counter() - t0)
+
+            def eval_cost(gth: dict[str, Any], name: str = name, data: Any = data) -> float:
+                """Seconds per network of the evaluation pass (two-stage GTH-GMN: the refined embedding)."""
+                m = cmp.build_variant(name, prepared, "classification", 10, gth).to(device)
+                te0 = time.perf_counter()
+                embeddings(m, data, splits.val[: cfg.batch_size], 128)
+                _sync(device)
+                return (time.perf_counter() - te0) / min(cfg.batch_size, len(splits.val))
+
+            eval_net_s = eval_cost(gth)
             fixed = eval_net_s * (probes + (len(zoo) + len(splits.val) if two_stage else len(zoo)))
+            if two_stage and fixed > 0.5 * budget and gth.get("refine_steps"):
+                # the stage-2 refinement of every network's embedding would take most of the budget
+                r["refine_steps"] = f"0 (lowered from {gth['refine_steps']}: {fixed:.0f} s of a {budget:.0f} s budget)"
+                gth["refine_steps"] = 0
+                eval_net_s = eval_cost(gth)
+                fixed = eval_net_s * (probes + len(zoo) + len(splits.val))
             per_epoch = eval_net_s * len(splits.val)
-            elapsed = time.perf_counter() - t0
-            budget = sz["budget_s"][name] - elapsed
+            budget = sz["budget_s"][name] - (time.perf_counter() - t0)
             steps = _plan_steps(step_s, fixed, per_epoch, budget, spe)
             r.update(
                 step_ms=round(1e3 * step_s, 2),
@@ -380,7 +411,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
             )
             tcfg = dataclasses.replace(kw["train_cfg"], steps=steps, seed=seed)
             seed_everything(seed)
-            model = cmp.build_variant(name, prepared, "classification", 10, kw["gth_overrides"])
+            model = cmp.build_variant(name, prepared, "classification", 10, gth)
             _reset_peak(device)
             tf = time.perf_counter()
             fr = fit(model, data, labels, splits.train, splits.val, splits.test, tcfg, desc=name, gate=kw["gate"])

@@ -201,7 +201,17 @@ class DryRun:
             "device_audit",
         ]
         df = pd.DataFrame(self.records)
-        return df[[c for c in cols if c in df]] if len(df) else df
+        if not len(df):
+            return df
+        df = df[[c for c in cols if c in df and df[c].notna().any()]].copy()
+        for c in ("params", "paper_batch"):
+            if c in df:
+                df[c] = df[c].astype("Int64")
+        if "step_mib" in df:
+            df["step_mib"] = df["step_mib"].map(
+                lambda v: ", ".join(f"b={k}: {x}" for k, x in v.items()) if isinstance(v, dict) else None
+            )
+        return df
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -838,10 +848,7 @@ def dryrun_notebook(
 
 
 def _markdown(dr: DryRun, seconds: float) -> str:
-    df = dr.frame().copy()
-    for c in ("step_mib",):
-        if c in df:
-            df[c] = df[c].map(lambda v: ", ".join(f"b={k}: {x}" for k, x in v.items()) if isinstance(v, dict) else "")
+    df = dr.frame()
     df = df.astype(object).where(df.notna(), "")
     lines = [
         f"# Paper-preset dry run ({dr.device}, {seconds:.0f} s)",
