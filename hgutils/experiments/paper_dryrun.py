@@ -10,13 +10,14 @@ sequence lengths and batch sizes shows up here, on the CPU, before the first GPU
 Every model (each meta-network variant of notebooks 01-03, each ResNet-18 flavour and ablation and
 each genomic CNN of 04, each stacked MLP sweep of 05 and the SDF grid of 06, and each zoo generator)
 is one record of the ledger (:func:`run_dryrun` writes ``dryrun.json`` and ``DRYRUN.md``): what ran,
-its parameter count, wall seconds, status (``ok`` / ``error`` with the exception / ``skipped`` with the
-reason, e.g. a dataset that is not on this machine) and its peak memory (:class:`hgutils.memory.PeakMemory`:
-the growth of the process's peak RSS over the call; with ``track_tensors`` also the live tensor
-storages). For the models whose memory grows with the batch (meta-networks, ResNets, genomic CNNs)
-one training step (forward + loss + backward + optimiser) is also measured by its live tensor bytes
-at two small batches and extrapolated linearly to the paper's batch (``step_mib@paper_batch``):
-the figure to hold against a GPU's memory.
+its parameter count, wall and CPU seconds, status (``ok``; ``error`` with the exception;
+``skipped`` with the reason, e.g. a dataset that is not on this machine; ``over memory cap``, a call
+stopped by :func:`memory_cap`) and its peak memory (:class:`hgutils.memory.PeakMemory`: the
+process's peak RSS during the call; with ``track_tensors`` also the live tensor storages). For the
+models whose memory grows with the batch (meta-networks, ResNets, genomic CNNs) one training step
+(forward, loss, backward, optimiser) is also measured by its live tensor bytes at two small batches
+and extrapolated to the paper's batch (:func:`step_memory`, ``step_mib@paper_batch``): the figure to
+hold against a GPU's memory.
 
 Device placement (``device="cuda"`` through papermill) cannot be exercised without a GPU, but the
 ``meta`` device stands in for it: :func:`device_audit` moves each model and its batch there and
@@ -29,7 +30,7 @@ Deviations from the paper preset other than counts are named in :data:`CUTS` (``
 
 Command line (the CI step ``make dryrun``)::
 
-    python -m hgutils.experiments.paper_dryrun --out results/runs/dryrun [--only 01,04] [--device cpu]
+    python -m hgutils.experiments.paper_dryrun --out results/runs/paper_dryrun [--only 01,04] [--device cpu]
 """
 
 from __future__ import annotations
@@ -54,7 +55,20 @@ from hgutils.memory import PeakMemory, mib
 
 log = logging.getLogger("hgutils")
 
-__all__ = ["CUTS", "NOTEBOOKS", "DryRun", "dryrun_notebook", "run_dryrun", "main"]
+__all__ = [
+    "CUTS",
+    "NOTEBOOKS",
+    "OVER_CAP",
+    "DryRun",
+    "classifier_step",
+    "device_audit",
+    "dryrun_notebook",
+    "main",
+    "memory_cap",
+    "metanet_step",
+    "run_dryrun",
+    "step_memory",
+]
 
 #: The notebooks the dry run covers, by number.
 NOTEBOOKS: tuple[str, ...] = ("01", "02", "03", "04", "05", "06")
