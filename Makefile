@@ -9,6 +9,9 @@
 #   make torch-cuda                replace .venv's torch by the CUDA build of the same version (PyPI's Linux wheels)
 #   make claims                    CLAIMS.md of SCALE from results/runs/ (what reproduce wrote); PUBLISHED=1: results/
 #   make test                      lint + unit/property tests + nbval over notebooks/
+#   make dryrun                    every notebook's paper preset, counts cut to a handful, on the CPU: builds
+#                                  and trains every model one or two steps, prints peak memory per model
+#                                  (ledger in DRYRUN_OUT; its own CI step after make test)
 #   make lab                       JupyterLab on notebooks/ with the .venv kernel (LAB_ARGS="--no-browser ...")
 #   make sync                      after editing or executing notebooks: clean stored outputs and metadata,
 #                                  refresh the Binder/medium-run links, regenerate the jupytext .py twins
@@ -29,12 +32,13 @@ ONLY ?=
 JOBS ?= 1
 NBVAL_TIMEOUT ?= 900
 LAB_ARGS ?=
+DRYRUN_OUT ?= results/runs/paper_dryrun
 
 # Development copies of CIFAR-10 / TEB (../shared/data) are used by `make reproduce` when present;
 # an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
 HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync torch-cuda
+.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync torch-cuda dryrun
 
 venv: $(STAMP)
 
@@ -80,6 +84,12 @@ nbval: $(STAMP)
 	else echo "no notebooks to check"; fi
 
 test: lint unit nbval
+
+# zoos and caches of the dry run go to a temporary folder, so it never reuses (or leaves) a cache entry
+dryrun: $(STAMP)
+	tmp=$$(mktemp -d) && HGUTILS_CACHE=$$tmp HGUTILS_PROGRESS=0 MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(PY) -W ignore -m hgutils.experiments.paper_dryrun --out $(DRYRUN_OUT) --device $(DEVICE); \
+		status=$$?; rm -rf $$tmp; exit $$status
 
 clean-results:
 	rm -rf results/runs results/sweeps results/smoke  # run outputs; published ledgers (results/<scale>/) stay
