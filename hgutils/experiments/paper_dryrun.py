@@ -84,11 +84,19 @@ CUTS: dict[str, dict[str, Any]] = {
         "n_images": 8,
         "inr_steps": 99,
         "n_seeds": 1,
+        "ablation_seeds": 1,
         "steps": 1,
         "lr_grid": (),
         "refine_steps": 1,
         "compile": False,
         "n_figure_nets": 2,
+        "ceiling_networks": 1,
+        "ceiling_steps": 2,
+        "curve_sizes": (2, 4),
+        "deep_images": 4,
+        "deep_steps": 99,
+        "deep_epochs": 1,
+        "deep_batch": 2,
     },
     "02": {
         "n_nets": 8,
@@ -497,7 +505,6 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     variant and ablation on a 4 / 2 / 2 split, then the embedding-geometry code and the claims."""
     from hgutils.experiments import nb01_inr_classification as ex
     from hgutils.weightspace import comparison as cmp
-    from hgutils.weightspace import embedding_geometry as geo
 
     cfg = _cfg("01", ex, kw.get("compile_", False))
     zoos = {}
@@ -521,31 +528,63 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     n = len(zoo)
     # make_splits is class-stratified and needs >= 80 INRs at the paper's fractions: fixed parts instead
     splits = cmp.Splits(torch.arange(n // 2), torch.arange(n // 2, 3 * n // 4), torch.arange(3 * n // 4, n))
-    run = _comparison(
-        dr, "01", zoo, "classification", labels, 10, (*cfg.variants, *cfg.ablation_variants), splits, cfg, seed, device
-    )
-    if cfg.control_images > 0:
-        dr.skip("01", "control zoo", "counts only (the control zoo's code path is the zoo above)")
+    variants = list(dict.fromkeys((*cfg.variants, *cfg.ablation_variants, *cfg.side_variants)))
+    run = _comparison(dr, "01", zoo, "classification", labels, 10, variants, splits, cfg, seed, device)
+    if cfg.shared_images > 0:
+        dr.skip("01", "shared-initialisation zoo", "counts only (its code path is the zoo above with one init)")
     else:
-        dr.skip("01", "control zoo", "control_images = 0 in the paper preset (not run, as in the notebook)")
+        dr.skip(
+            "01", "shared-initialisation zoo", "shared_images = 0 in the paper preset (not run, as in the notebook)"
+        )
+    dr.measure(
+        "01",
+        "zoo-size learning curve",
+        "nb01.learning_curve",
+        lambda: ex.learning_curve(
+            zoo, labels, splits, cfg.curve_sizes, cfg.curve_variants, [seed], **cfg.comparison_kwargs(device)
+        ),
+    )
     if run is None or "GTH-GMN" not in run.models:
         return
-
-    def geometry() -> None:
-        model = run.models["GTH-GMN"]
-        z, node_layer, c = cmp.node_embeddings(
-            model, run.data_for("GTH-GMN"), splits.test[: cfg.n_figure_nets], cfg.refine_steps
-        )
-        geo.radial_angular_stats(z, node_layer, c=c)
-        geo.outward_drift(z, c=c)
-
-    dr.measure("01", "GTH-GMN embedding geometry", "comparison.node_embeddings + embedding_geometry", geometry)
-    _ledger(
-        dr,
-        "01",
-        lambda claims: [ex.inr_claims(claims, d, run if d == ds0 else None, "paper") for d in ex.INR_PAPER_KEYS],
-        kw.get("out"),
+    graphs = run.data_for("GTH-GMN")
+    dr.measure(
+        "01", "link ceilings", "nb01.link_ceilings", lambda: ex.link_ceilings(graphs, splits.val[:1], cfg.gth_dim, 2)
     )
+    steps = [int(t) for t in zoo.steps]
+    readout = dr.measure(
+        "01",
+        "GTH-GMN embedding geometry",
+        "nb01.read_geometry (true and shuffled order)",
+        lambda: ex.read_geometry(run.models["GTH-GMN"], graphs, splits.test[: cfg.n_figure_nets], steps, seed=seed),
+    )
+    deep_zoo = dr.measure(
+        "01",
+        "13-layer INR zoo",
+        "nb01.deep_inr_zoo",
+        lambda: ex.deep_inr_zoo(ds0, cfg, scale="paper", data_dir=data_dir, seed=seed, device=device),
+        T=cfg.deep_T,
+        networks=cfg.deep_images,
+    )
+    deep = None
+    if deep_zoo is not None:
+        deep = dr.measure(
+            "01",
+            "13-layer figure",
+            "nb01.deep_figure (stage 1, refinement, readouts)",
+            lambda: ex.deep_figure(deep_zoo, cfg, seed, device),
+        )
+
+    def ledger(claims: Any) -> None:
+        for d in ex.INR_PAPER_KEYS:
+            ex.inr_claims(claims, d, run if d == ds0 else None, "paper")
+        if readout is not None:
+            early, late = cfg.snapshot_pair(len(steps))
+            ex.geometry_claims(claims, ds0, readout, early, late, True, run.gate("GTH-GMN"), "dry run")
+        if deep is not None:
+            early, late = cfg.snapshot_pair(deep.zoo.T)
+            ex.geometry_claims(claims, "13-layer", deep.readout, early, late, True, deep.gate, "dry run")
+
+    _ledger(dr, "01", ledger, kw.get("out"))
 
 
 def dry_02(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None = None, **kw: Any) -> None:

@@ -114,5 +114,9 @@ def link_ceilings(graphs: object, idx: object, dim: int, steps: int = 600) -> di
         for i in torch.as_tensor(idx).tolist():
             w = 2 * graphs.edge_weight[i, -1, : pairs.P]
             rows.append(link_ceiling(w, pairs, reading, dim=dim, steps=steps, seed=i))
-        out[reading] = {k: float(np.nanmean([r[k] for r in rows])) for k in rows[0]}
+        out[reading] = {}
+        for k in rows[0]:
+            vals = np.array([r[k] for r in rows], dtype=float)
+            vals = vals[np.isfinite(vals)]
+            out[reading][k] = float(vals.mean()) if vals.size else float("nan")
     return out
