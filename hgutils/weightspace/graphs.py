@@ -243,6 +243,26 @@ class TemporalParamGraph:
         sel = torch.as_tensor(idx).long().reshape(-1) if not isinstance(idx, slice) else idx
         return dataclasses.replace(self, edge_weight=self.edge_weight[:, sel], node_feat=self.node_feat[:, sel])
 
+    def dwsnets_view(
+        self, generator: torch.Generator | None, shift: float = 0.2, drop: float = 0.5
+    ) -> TemporalParamGraph:
+        """DWSNets' self-supervised view of the trained weights
+        (:func:`hgutils.weightspace.metanets.base.dwsnets_augment` on each parameter tensor of each
+        network and snapshot), symmetrised again and with the node strength features recomputed from
+        the augmented weights."""
+        from hgutils.weightspace.metanets.base import dwsnets_augment
+
+        sizes = _check_spec(self.spec)
+        P = self.edge_weight.shape[-1] // 2
+        flat = self.edge_weight[..., :P] * 2
+        parts = []
+        for key, blk in flat_to_params(flat, sizes).items():
+            parts.append(dwsnets_augment(blk, 2 if key.startswith("W") else 1, generator, shift, drop).flatten(2))
+        half = torch.cat(parts, -1) * 0.5
+        w = torch.cat([half, half], -1)
+        feat = node_strength_features(w, self.edge_index[1], self.node_layer.shape[0]).to(self.node_feat.dtype)
+        return dataclasses.replace(self, edge_weight=w, node_feat=feat)
+
 
 def node_strength_features(edge_weight: Tensor, dst: Tensor, n_nodes: int) -> Tensor:
     """z-scored incident strengths ``[..., V, 2]`` from directed edge weights ``[..., E]``.

@@ -66,8 +66,8 @@ class TrainConfig:
     max_steps: int | None = None  # hard cap on optimiser steps (kept for old callers; ``steps`` is the budget)
     eval_batch_size: int = 128  # networks per evaluation batch
     temperature: float = 0.1  # InfoNCE temperature
-    aug_noise: float = 0.2  # InfoNCE views: Gaussian weight noise sigma (DWSNets protocol [2nd])
-    aug_mask: float = 0.5  # InfoNCE views: masking probability (DWSNets protocol [2nd])
+    aug_shift: float = 0.2  # InfoNCE view: each tensor shifted by this times its std (DWSNets' noise_scale)
+    aug_drop: float = 0.5  # InfoNCE view: dropout probability, survivors scaled by 1/(1 - p) (DWSNets' drop_rate)
     checkpoint_path: str | None = None  # save after each epoch / resume from here (None = off)
     restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
     device: str = "cpu"  # "cpu" or "cuda": model and each batch are moved there (data stays where it is)
@@ -284,7 +284,7 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
                 if len(b) < 2:
                     continue
                 batch = to_device(data[b], _device_of(model))
-                terms = MetaNet.loss_terms(model, batch, None, 1.0, g, cfg.temperature, cfg.aug_noise, cfg.aug_mask)
+                terms = MetaNet.loss_terms(model, batch, None, 1.0, g, cfg.temperature, cfg.aug_shift, cfg.aug_drop)
                 losses += float(terms["task"]) * len(b)
                 n += len(b)
         model.train(was)
@@ -339,7 +339,7 @@ class MetaNetTask(TrainTask):
         batch = to_device(model.train_transform(self.data[b], self.gen), self.dev)
         model.set_progress(progress)
         target = None if self.target is None else self.target[b].to(self.dev)
-        terms = model.loss_terms(batch, target, progress, self.gen, cfg.temperature, cfg.aug_noise, cfg.aug_mask)
+        terms = model.loss_terms(batch, target, progress, self.gen, cfg.temperature, cfg.aug_shift, cfg.aug_drop)
         return terms, model.loss_weights
 
     def _riemannian_now(self) -> bool:

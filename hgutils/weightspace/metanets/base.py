@@ -69,6 +69,9 @@ class WeightData:
 
     weights: tuple[Tensor, ...]
     biases: tuple[Tensor, ...]
+    #: per tensor (W_0, b_0, W_1, ...): the ``(mean, divisor)`` ``[T, ...]`` the entries were standardised
+    #: with (:meth:`hgutils.weightspace.zoo.Zoo.standardized`), ``None`` for raw weights
+    norm: tuple[tuple[Tensor, Tensor], ...] | None = None
 
     def __post_init__(self) -> None:
         if len(self.weights) == 0 or len(self.weights) != len(self.biases):
@@ -98,7 +101,11 @@ class WeightData:
                 "WeightData needs an MLP zoo: weights [N, T, out, in] per layer; got "
                 f"{[tuple(W.shape) for W, _ in pairs]}"
             )
-        data = cls(tuple(_f32(W) for W, _ in pairs), tuple(_f32(b) for _, b in pairs))
+        norm = None
+        stats = getattr(zoo, "info", {}).get("standardization")
+        if stats is not None:
+            norm = tuple(stats[f"{p}{l}"] for l in range(len(pairs)) for p in "Wb")
+        data = cls(tuple(_f32(W) for W, _ in pairs), tuple(_f32(b) for _, b in pairs), norm)
         return data.select(snapshot_index(data.T, snapshots))
 
     @property
@@ -113,15 +120,21 @@ class WeightData:
         return self.weights[0].shape[0]
 
     def __getitem__(self, idx: Any) -> WeightData:
-        return WeightData(tuple(W[idx] for W in self.weights), tuple(b[idx] for b in self.biases))
+        return WeightData(tuple(W[idx] for W in self.weights), tuple(b[idx] for b in self.biases), self.norm)
 
     def select(self, t_idx: Tensor) -> WeightData:
         """Keep the snapshots ``t_idx``."""
-        return WeightData(tuple(W[:, t_idx] for W in self.weights), tuple(b[:, t_idx] for b in self.biases))
+        norm = None if self.norm is None else tuple((m[t_idx], d[t_idx]) for m, d in self.norm)
+        return WeightData(tuple(W[:, t_idx] for W in self.weights), tuple(b[:, t_idx] for b in self.biases), norm)
 
     def to(self, *args: Any, **kwargs: Any) -> WeightData:
+        norm = None
+        if self.norm is not None:
+            norm = tuple((m.to(*args, **kwargs), d.to(*args, **kwargs)) for m, d in self.norm)
         return WeightData(
-            tuple(W.to(*args, **kwargs) for W in self.weights), tuple(b.to(*args, **kwargs) for b in self.biases)
+            tuple(W.to(*args, **kwargs) for W in self.weights),
+            tuple(b.to(*args, **kwargs) for b in self.biases),
+            norm,
         )
 
     def permute_hidden(self, perms: list[Tensor]) -> WeightData:
@@ -136,7 +149,31 @@ class WeightData:
         for i, p in enumerate(perms):
             Ws[i], bs[i] = Ws[i][:, :, p], bs[i][:, :, p]
             Ws[i + 1] = Ws[i + 1][:, :, :, p]
-        return WeightData(tuple(Ws), tuple(bs))
+        return WeightData(tuple(Ws), tuple(bs), None if self.norm is None else self._permuted_norm(perms))
+
+    def _permuted_norm(self, perms: list[Tensor]) -> tuple[tuple[Tensor, Tensor], ...]:
+        """The standardisation statistics permuted like the weights (:meth:`permute_hidden`)."""
+        norm = [list(x) for x in self.norm]
+        for i, p in enumerate(perms):
+            for j in (2 * i, 2 * i + 1):  # W_i rows, b_i
+                norm[j] = [t[:, p] for t in norm[j]]
+            norm[2 * i + 2] = [t[:, :, p] for t in norm[2 * i + 2]]  # W_{i+1} columns
+        return tuple((m, d) for m, d in norm)
+
+    def dwsnets_view(self, generator: torch.Generator | None, shift: float = 0.2, drop: float = 0.5) -> WeightData:
+        """DWSNets' self-supervised view (``experiments/data.py``, ``INRDataset._augment``), applied to the
+        weights *before* normalisation: each tensor of each network and snapshot is shifted by
+        ``shift`` times its own standard deviation (bias vectors of one entry are left alone), then
+        dropout with probability ``drop`` and rescaling by ``1 / (1 - drop)``; the result is standardised
+        again with the same statistics (:attr:`norm`; raw weights when ``None``)."""
+        tensors = [t for pair in zip(self.weights, self.biases) for t in pair]
+        out = []
+        for k, t in enumerate(tensors):
+            raw = t if self.norm is None else t * self.norm[k][1] + self.norm[k][0]
+            out.append(dwsnets_augment(raw, 2 if k % 2 == 0 else 1, generator, shift, drop))
+            if self.norm is not None:
+                out[-1] = (out[-1] - self.norm[k][0]) / self.norm[k][1]
+        return WeightData(tuple(out[0::2]), tuple(out[1::2]), self.norm)
 
     def noisy_view(self, generator: torch.Generator | None, noise: float, mask: float) -> WeightData:
         """SimCLR view: additive Gaussian noise ``sigma=noise`` plus dropout-style masking with prob ``mask``."""
@@ -146,7 +183,28 @@ class WeightData:
             keep = torch.rand(x.shape, generator=generator) >= mask
             return (x + n.to(x.device)) * keep.to(x.device, x.dtype)
 
-        return WeightData(tuple(f(W) for W in self.weights), tuple(f(b) for b in self.biases))
+        return WeightData(tuple(f(W) for W in self.weights), tuple(f(b) for b in self.biases), self.norm)
+
+
+def dwsnets_augment(
+    x: Tensor, entry_dims: int, generator: torch.Generator | None, shift: float = 0.2, drop: float = 0.5
+) -> Tensor:
+    r"""DWSNets' augmentation of one parameter tensor ``x [..., *entries]`` (the last ``entry_dims`` dims
+    are one network-snapshot's tensor): :math:`x' = \mathrm{drop}(x + s\,\mathrm{std}(x))`, the standard
+    deviation over the tensor's entries (unbiased, as ``torch.std``; no shift for a single entry), then
+    entries zeroed with probability ``drop`` and the rest scaled by :math:`1/(1 - \mathrm{drop})`."""
+    if not 0.0 <= drop < 1.0:
+        raise ValueError(f"drop must be in [0, 1); got {drop}")
+    dims = tuple(range(x.dim() - entry_dims, x.dim()))
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    if shift and n > 1:
+        x = x + shift * x.std(dim=dims, keepdim=True)
+    if drop > 0:
+        keep = (torch.rand(x.shape, generator=generator) >= drop).to(x.device, x.dtype)
+        x = x * keep / (1.0 - drop)
+    return x
 
 
 def to_device(batch: Any, device: str | torch.device) -> Any:
@@ -198,9 +256,10 @@ class MetaNet(nn.Module, abc.ABC):
     def check_data(self, data: Any) -> None:
         """Raise ``ValueError`` when ``data`` does not fit the architecture this model was built for."""
 
-    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
-        """Random view of a batch (weight noise + masking)."""
-        return batch.noisy_view(generator, noise, mask)
+    def augment(self, batch: Any, generator: torch.Generator | None, shift: float = 0.2, drop: float = 0.5) -> Any:
+        """The self-supervised view of a batch: DWSNets' shift + dropout before normalisation
+        (:meth:`WeightData.dwsnets_view`)."""
+        return batch.dwsnets_view(generator, shift, drop)
 
     def train_transform(self, batch: Any, generator: torch.Generator | None) -> Any:
         """Applied to every training batch (identity; FlatMLP's permutation augmentation overrides)."""
@@ -221,13 +280,16 @@ class MetaNet(nn.Module, abc.ABC):
         progress: float = 0.0,
         generator: torch.Generator | None = None,
         temperature: float = 0.1,
-        aug_noise: float = 0.2,
-        aug_mask: float = 0.5,
+        aug_shift: float = 0.2,
+        aug_drop: float = 0.5,
     ) -> dict[str, Tensor]:
-        """Named loss terms; the training loop computes ``sum(loss_weights[k] * terms[k])``."""
+        """Named loss terms; the training loop computes ``sum(loss_weights[k] * terms[k])``.
+
+        InfoNCE (DWSNets' self-supervised protocol): each network is paired with one augmented view of
+        itself (:meth:`augment`)."""
         if self.task == "infonce":
-            z1 = self(self.augment(batch, generator, aug_noise, aug_mask))
-            z2 = self(self.augment(batch, generator, aug_noise, aug_mask))
+            z1 = self(batch)
+            z2 = self(self.augment(batch, generator, aug_shift, aug_drop))
             return {"task": info_nce(z1, z2, temperature)}
         return {"task": task_loss(self.task, self(batch), target)}
 

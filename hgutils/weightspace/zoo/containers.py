@@ -160,7 +160,10 @@ class Zoo:
         steps = self.steps[sel]
         if steps.numel() == 0:
             raise ValueError(f"snapshot selection {idx} is empty")
-        return self._replace({k: v[:, sel] for k, v in self.params.items()}, steps, dict(self.meta))
+        z = self._replace({k: v[:, sel] for k, v in self.params.items()}, steps, dict(self.meta))
+        if "standardization" in z.info:
+            z.info["standardization"] = {k: (m[sel], d[sel]) for k, (m, d) in z.info["standardization"].items()}
+        return z
 
     def weights(self) -> list[tuple[Tensor, Tensor]]:
         """Weight-space tuple view: per layer ``(W [N, T, out, in], b [N, T, out])`` (views, no copy)."""
@@ -239,15 +242,18 @@ class Zoo:
         """
         if set(stats) != set(self.params):
             raise ValueError(f"stats must name every parameter tensor {sorted(self.params)}; got {sorted(stats)}")
-        out = {}
+        out, used = {}, {}
         for k, v in self.params.items():
             mu, sd = stats[k]
             if mu.shape != v.shape[1:] or sd.shape != v.shape[1:]:
                 raise ValueError(f"stats[{k!r}] must have shape {tuple(v.shape[1:])}; got {tuple(mu.shape)}")
             floor = rel_floor * float(v.double().pow(2).mean().sqrt()) + 1e-30
-            out[k] = ((v.double() - mu) / sd.clamp_min(floor)).to(v.dtype)
+            div = sd.clamp_min(floor)
+            out[k] = ((v.double() - mu) / div).to(v.dtype)
+            used[k] = (mu.float(), div.float())
         z = self._replace(out, self.steps, dict(self.meta))
         z.info["inputs"] = "standardized per entry and snapshot (training networks)"
+        z.info["standardization"] = used  # (mean, divisor) per entry: what a view "before normalisation" undoes
         return z
 
     def updates(self) -> Zoo:

@@ -192,13 +192,10 @@ class GTHGMN(MetaNet):
             self._pairs = (key, PairSets.from_graph(g))
         return self._pairs[1]
 
-    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
-        """View for InfoNCE: Gaussian noise on edge weights and node features, edges masked with prob ``mask``."""
-        w, f = batch.edge_weight, batch.node_feat
-        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w)
-        w = (w + noise * torch.randn(w.shape, generator=generator, dtype=w.dtype).to(w.device)) * keep
-        f = f + noise * torch.randn(f.shape, generator=generator, dtype=f.dtype).to(f.device)
-        return dataclasses.replace(batch, edge_weight=w, node_feat=f)
+    def augment(self, batch: Any, generator: torch.Generator | None, shift: float = 0.2, drop: float = 0.5) -> Any:
+        """The self-supervised view: DWSNets' shift + dropout of the trained weights, node features
+        recomputed from the augmented weights (:meth:`~hgutils.weightspace.graphs.TemporalParamGraph.dwsnets_view`)."""
+        return batch.dwsnets_view(generator, shift, drop)
 
     # ------------------------------------------------------------------ pooling
     def _tangent(self, z: Tensor) -> Tensor:
@@ -336,12 +333,12 @@ class GTHGMN(MetaNet):
         progress: float = 0.0,
         generator: torch.Generator | None = None,
         temperature: float = 0.1,
-        aug_noise: float = 0.2,
-        aug_mask: float = 0.5,
+        aug_shift: float = 0.2,
+        aug_drop: float = 0.5,
     ) -> dict[str, Tensor]:
-        if self.task == "infonce":
-            e1, aux, _, _ = self._run(self.augment(batch, generator, aug_noise, aug_mask), True, progress)
-            e2 = self._run(self.augment(batch, generator, aug_noise, aug_mask), False)[0]
+        if self.task == "infonce":  # the network and one augmented view of it (DWSNets' protocol)
+            e1, aux, _, _ = self._run(batch, True, progress)
+            e2 = self._run(self.augment(batch, generator, aug_shift, aug_drop), False)[0]
             return {"task": info_nce(self.head(e1), self.head(e2), temperature), **aux}
         emb, aux, _, _ = self._run(batch, True, progress, generator=generator)
         return {"task": task_loss(self.task, self.head(emb), target), **aux}

@@ -1,0 +1,79 @@
+"""Notebook 02's self-supervised protocol as DWSNets runs it: the network and one augmented view,
+the augmentation (shift by 0.2 std, dropout 0.5 with x2 rescaling) applied before normalisation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_training_loop import make_zoo
+
+from hgutils.weightspace.graphs import TemporalParamGraph, node_strength_features
+from hgutils.weightspace.metanets import build_metanet
+from hgutils.weightspace.metanets.base import WeightData, dwsnets_augment
+
+
+def test_dwsnets_augment_shifts_by_its_std_and_drops_with_rescaling():
+    x = torch.randn(3, 2, 5, 4, dtype=torch.float64)
+    shifted = dwsnets_augment(x, 2, None, shift=0.2, drop=0.0)
+    assert torch.allclose(shifted - x, 0.2 * x.std(dim=(2, 3), keepdim=True).expand_as(x))
+    one = torch.randn(3, 2, 1)
+    assert torch.equal(dwsnets_augment(one, 1, None, shift=0.2, drop=0.0), one)  # a single bias: no shift
+    g = torch.Generator().manual_seed(0)
+    big = torch.ones(200, 1, 50, 50, dtype=torch.float64)
+    out = dwsnets_augment(big, 2, g, shift=0.0, drop=0.5)
+    kept = out != 0
+    assert 0.45 < float(kept.double().mean()) < 0.55 and torch.all(out[kept] == 2.0)
+    with pytest.raises(ValueError, match="drop"):
+        dwsnets_augment(x, 2, None, drop=1.0)
+
+
+def test_the_view_is_taken_before_normalisation():
+    zoo = make_zoo(10, 2, dtype=torch.float64)
+    std = zoo.standardized(zoo.entry_stats(torch.arange(8)))
+    data = WeightData.from_zoo(std, "all")
+    assert data.norm is not None and len(data.norm) == 2 * len(data.weights)
+    view = data.dwsnets_view(torch.Generator().manual_seed(3))
+    # undo the normalisation of the view; it equals the raw weights augmented with the same draws
+    g = torch.Generator().manual_seed(3)
+    raw = WeightData.from_zoo(zoo, "all")
+    for k, (t, r) in enumerate(
+        zip(
+            [w for p in zip(view.weights, view.biases) for w in p], [w for p in zip(raw.weights, raw.biases) for w in p]
+        )
+    ):
+        mu, div = view.norm[k]
+        expect = dwsnets_augment(r, 2 if k % 2 == 0 else 1, g)
+        assert torch.allclose(t * div + mu, expect, atol=1e-9)
+    # snapshot selection and batching keep the statistics aligned
+    last = WeightData.from_zoo(std, "last")
+    assert last.norm[0][0].shape[0] == 1 and data[[0, 1]].norm is data.norm
+
+
+def test_infonce_pairs_each_network_with_one_augmented_view():
+    zoo = make_zoo(8, 1)
+    m = build_metanet("StatNN", zoo, "infonce", 16)
+    data = m.prepare(zoo)
+    calls = []
+
+    def spy(batch, generator, shift, drop):
+        calls.append((shift, drop))
+        return batch.dwsnets_view(generator, shift, drop)
+
+    m.augment = spy
+    torch.manual_seed(0)
+    m.eval()
+    terms = m.loss_terms(data[torch.arange(8)], None, 0.5, torch.Generator().manual_seed(1))
+    assert calls == [(0.2, 0.5)]  # one augmented view, the other is the network itself
+    assert torch.isfinite(terms["task"])
+
+
+def test_gth_gmn_view_recomputes_node_features_from_the_augmented_weights():
+    zoo = make_zoo(4, 2)
+    g = TemporalParamGraph.from_zoo(zoo)
+    v = g.dwsnets_view(torch.Generator().manual_seed(0))
+    P = g.edge_weight.shape[-1] // 2
+    assert torch.equal(v.edge_weight[..., :P], v.edge_weight[..., P:])  # still symmetrised
+    assert torch.allclose(v.node_feat, node_strength_features(v.edge_weight, g.edge_index[1], g.node_layer.shape[0]))
+    assert not torch.allclose(v.edge_weight, g.edge_weight)
+    zero = g.dwsnets_view(None, shift=0.0, drop=0.0)
+    assert torch.allclose(zero.edge_weight, g.edge_weight) and torch.allclose(zero.node_feat, g.node_feat)
