@@ -17,6 +17,7 @@
 # # 01 · INR classification from weight trajectories (GTH-GMN)
 #
 # <!-- hgutils:links -->
+# **Medium-scale run:** [01_inr_classification.ipynb](../results/medium/01_inr_classification.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/01_inr_classification.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** *Temporal Geometry of Deep Networks: Hyperbolic Representations of Training Dynamics for
@@ -111,7 +112,14 @@ if cfg.shared_images > 0:
     shared = {
         ds: ex.shared_zoo(ds, cfg, scale=scale, data_dir=data_dir, seed=seed, device=device) for ds in cfg.datasets
     }
-display(table(ex.zoo_summary({**{f"{k} (own init)": v for k, v in zoos.items()}, **{f"{k} (shared init)": v for k, v in shared.items()}}), index=False))
+display(
+    table(
+        ex.zoo_summary(
+            {**{f"{k} (own init)": v for k, v in zoos.items()}, **{f"{k} (shared init)": v for k, v in shared.items()}}
+        ),
+        index=False,
+    )
+)
 for ds, zoo in zoos.items():
     print(f"{ds}: source {zoo.info['source']}; snapshot steps {zoo.steps.tolist()}")
 minutes["zoos"] = (time.time() - t0) / 60
@@ -195,7 +203,14 @@ for ds, run in runs.items():
     run.table.to_csv(out_res / f"results_{ds}.csv", index=False)
     used = run.table.groupby("model", sort=False).agg(epochs=("epochs_run", "median"), capped=("capped", "sum"))
     display(Markdown(f"**{ds}** ({len(run.splits.test)} test INRs; chance = 10 %)"))
-    display(table(summaries[ds][["model", "n_seeds", "test_accuracy", "train_accuracy"]].merge(used, left_on="model", right_index=True), index=False))
+    display(
+        table(
+            summaries[ds][["model", "n_seeds", "test_accuracy", "train_accuracy"]].merge(
+                used, left_on="model", right_index=True
+            ),
+            index=False,
+        )
+    )
     fig = plot_results_bars(summaries[ds], "test_accuracy", title=f"{ds}: test accuracy (mean ± std over seeds)")
     save_figure(fig, out_fig, f"01_accuracy_{ds}")
     plt.show()
@@ -317,7 +332,13 @@ save_figure(fig, out_fig, "01_radial_angular")
 plt.show()
 names = ["input", "hidden 1", "hidden 2", "output"]
 fig = ex.plot_disk_early_late(
-    geo_main.z[0], geo_main.node_layer, c=geo_main.c, early=early, late=late, steps=steps_read, layer_names=names,
+    geo_main.z[0],
+    geo_main.node_layer,
+    c=geo_main.c,
+    early=early,
+    late=late,
+    steps=steps_read,
+    layer_names=names,
     title=f"{ds0}: one INR's parameter graph in the Poincaré ball",
 )
 save_figure(fig, out_fig, "01_disk_early_late")
@@ -345,8 +366,13 @@ display(table(pd.DataFrame([deep.recon]), index=False))
 d_early, d_late = cfg.snapshot_pair(dz.T)
 display(table(ex.readout_table(deep.readout, d_early, d_late), index=False))
 fig = ex.plot_disk_early_late(
-    deep.readout.z[0], deep.readout.node_layer, c=deep.readout.c, early=d_early, late=d_late,
-    steps=deep.readout.steps, layer_names=[f"layer {i}" for i in range(cfg.deep_layers + 1)],
+    deep.readout.z[0],
+    deep.readout.node_layer,
+    c=deep.readout.c,
+    early=d_early,
+    late=d_late,
+    steps=deep.readout.steps,
+    layer_names=[f"layer {i}" for i in range(cfg.deep_layers + 1)],
     title=f"13-layer INR (width {cfg.deep_width}) in the Poincaré ball",
 )
 save_figure(fig, out_fig, "01_deep_disk")
@@ -395,8 +421,12 @@ for ds in ex.INR_PAPER_KEYS:
 lit = run0.table[run0.table["model"] == "GTH-GMN (literal links)"]
 literal = {c.removeprefix("recon_"): float(lit[c].mean()) for c in lit if c.startswith("recon_link_auc")}
 ex.reconstruction_claims(claims, ds0, run0, ceilings, judge, literal or None)
-ex.geometry_claims(claims, ds0, geo_main, early, late, judge, run0.gate("GTH-GMN"), f"{ds0} INRs, {len(steps_read)} snapshots")
-ex.geometry_claims(claims, "13-layer", deep.readout, d_early, d_late, judge, deep.gate, f"13-layer INRs, {dz.T} snapshots")
+ex.geometry_claims(
+    claims, ds0, geo_main, early, late, judge, run0.gate("GTH-GMN"), f"{ds0} INRs, {len(steps_read)} snapshots"
+)
+ex.geometry_claims(
+    claims, "13-layer", deep.readout, d_early, d_late, judge, deep.gate, f"13-layer INRs, {dz.T} snapshots"
+)
 claims.show()
 claims.save(out_res);
 

@@ -57,10 +57,14 @@ class SineRegressionConfig(ComparisonSettings):
     """Notebook 02: the DWSNets self-supervised sine protocol (self-supervised encoder, linear probe to (a, b))."""
 
     n_nets: int = 64  # sine INRs (DWSNets: test 1,000 / val 1,000 / rest train)
-    T: int = 4  # snapshots per INR, step 0 included
+    T: int = 4  # snapshots per INR, log-spaced from step 0 through the last step
+    schedule: str = "log"  # snapshot spacing: "log" | "uniform"
     fit_epochs: int = 150  # full-batch Adam epochs per INR (DWSNets: up to 1,500, stop at loss 1e-4)
     variants: tuple[str, ...] = SINE_VARIANTS  # encoders (all on the same split)
-    emb_dim: int = 16  # InfoNCE embedding width (DWSNets: 16)
+    emb_dim: int = 16  # InfoNCE encoder output width, the linear probe's input (DWSNets: 16)
+    epochs: int = 2  # epoch cap per encoder and seed (early stopping on the validation InfoNCE loss)
+    lr_grid: tuple[float, ...] = ()  # per-family learning rates tried on the validation split (smoke: none)
+    refine_steps: int = 3  # GTH-GMN stage-2 Riemannian refinement steps
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 20.9}
 
@@ -68,30 +72,33 @@ class SineRegressionConfig(ComparisonSettings):
         "smoke": {},
         # medium is sized to the 45-minute CPU budget (README, status table)
         "medium": {
-            "n_nets": 800,
-            "T": 5,
+            "n_nets": 2000,
+            "T": 10,
             "fit_epochs": 300,
             "n_seeds": 3,
-            "steps": 400,
-            "batch_size": 16,
-            "patience": 8,
-            "lr_search_steps": 100,
-            "pretrain_steps": 200,
-            "refine_steps": 5,
-            "val_fraction": 0.15,
-            "test_fraction": 0.2,
+            "epochs": 500,
+            "patience": 30,
+            "batch_size": 32,
+            "lr_grid": (1e-3, 5e-3),
+            "lr_search_steps": 200,
+            "pretrain_networks": 512,
+            "refine_steps": 10,
+            "refine_lr": 0.3,
+            "val_fraction": 0.1,
+            "test_fraction": 0.1,
         },
         "paper": {
             "n_nets": 12000,
             "T": 80,
             "fit_epochs": 1500,
             "n_seeds": 5,
-            "steps": 12000,
+            "epochs": 500,
             "patience": 50,
             "batch_size": 512,
             "lr_grid": (1e-3, 5e-3),
             "lr_search_steps": 2000,
-            "refine_steps": 100,
+            "refine_steps": 40,
+            "refine_lr": 0.3,
             "compile": True,
             "val_fraction": 1000 / 12000,
             "test_fraction": 1000 / 12000,
@@ -106,7 +113,9 @@ def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0,
     """The sine zoo of notebook 02 (:func:`hgutils.weightspace.zoo.sine_zoo`, DWSNets protocol)."""
     from hgutils.weightspace.zoo import sine_zoo
 
-    return sine_zoo(scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, seed=seed, device=device)
+    return sine_zoo(
+        scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, schedule=cfg.schedule, seed=seed, device=device
+    )
 
 
 def paper_table(
