@@ -32,7 +32,10 @@ class Recipe:
     (Neural Graphs' ``WarmupLRScheduler``: ``lr * step / warmup_steps``), then stays. ``grad_clip``:
     global gradient-norm clip (``None``: none). ``dropout``: the model's own dropout rate (the models
     read it as their default). ``selection``: which epoch's weights the reference reports.
-    ``loss``: the reference's loss where it differs from the task's usual one.
+    ``loss``: the reference's loss where it differs from the task's usual one. ``inputs``: the
+    reference's input normalisation as the nearest option of
+    :func:`hgutils.weightspace.comparison.prepare_inputs` (``"standardize"``: per entry with the
+    training networks' statistics; ``"rms"``: one scale per tensor; ``"none"``: raw weights).
     """
 
     optimizer: str  # "adam" | "adamw"
@@ -46,6 +49,7 @@ class Recipe:
     dropout: float = 0.0
     selection: str = "best validation score"
     loss: str = ""
+    inputs: str = "standardize"
     source: str = ""
     note: str = ""
 
@@ -56,6 +60,8 @@ class Recipe:
             raise ValueError(f"invalid recipe numbers: {self}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
+        if self.inputs not in ("standardize", "rms", "none"):
+            raise ValueError(f"inputs must be 'standardize', 'rms' or 'none'; got {self.inputs!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,10 +79,12 @@ _GMN_INR = Recipe(
     grad_clip=10.0,
     dropout=0.2,
     selection="best validation accuracy (evaluated every 1,000 steps)",
+    inputs="rms",
     source=f"{_NG}: experiments/inr_classification/configs/base.yaml (optimiser, warmup, clip, batch), "
     "scripts/mnist_cls_pna.sh (200 epochs, dropout 0.2), configs/model/pna.yaml",
-    note="trained with the INR augmentations of experiments/data.py (translation, rotation, shift, dropout, scale) "
-    "on raw weights",
+    note="inputs: one mean and std per weight matrix and bias vector (configs/data/mnist.yaml stats; the means "
+    "are ~1e-3 of the stds, so 'rms' is the nearest option); trained with the INR augmentations of "
+    "experiments/data.py (translation, rotation, shift, dropout, scale) on raw weights",
 )
 _GMN_CNN = Recipe(
     optimizer="adamw",
@@ -90,8 +98,10 @@ _GMN_CNN = Recipe(
     dropout=0.0,
     selection="best validation Kendall tau",
     loss="MSE on the accuracy (scripts/cnn_zoo_pna.sh sets torch.nn.MSELoss)",
+    inputs="none",
     source=f"{_NG}: experiments/cnn_generalization/configs/base.yaml, scripts/cnn_zoo_pna.sh",
-    note="the CNN-zoo script uses hidden 256; the model here keeps 32 (the INR configuration) for CPU cost",
+    note="raw weights (configs/data/zoo_cifar_nfn.yaml: normalize false, stats null); the CNN-zoo script uses "
+    "hidden 256, the model here keeps 32 (the INR configuration) for CPU cost",
 )
 _DWS = "AvivNavon/DWSNets"
 _DWS_MNIST = Recipe(
@@ -128,6 +138,7 @@ _STAT = Recipe(
     epochs=50,
     selection="best validation Kendall tau",
     loss="sigmoid + BCE on the test accuracy",
+    inputs="none",
     source=f"{_NFN}: experiments/predict_gen_configs/main.yaml (batch 8, 50 epochs, lr 1e-3, bce), "
     "predict_gen_configs/nfnet/stat.yaml (h_size 1000, dropout 0, sigmoid, normalize false), "
     "experiments/predict_gen.py (Adam, no weight decay)",
