@@ -21,8 +21,8 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
   Neural Graphs' ``pooling_method: cat``, ``pooling_layer_idx: last`` and ``proj_out``;
   ``"per_layer"``: the mean node state of each layer concatenated (``cat_mean`` over ``all``);
   ``"mean"``: the mean of all node states beside the mean of all edge states -- the readout of this
-  project's earlier GMN, kept as an ablation: averaging ~10^3 states per network leaves the pooled
-  vectors of different networks nearly equal and the model at chance on INR zoos.
+  project's earlier GMN (an edge-MPNN with bias nodes and per-node LayerNorm, whose pooled vectors
+  hardly differed between networks, so it stayed at chance on INR zoos), kept as an ablation.
 
 The per-layer input standardisation of the reference (one mean and std per weight matrix and bias
 vector, ``data.stats``) is left to the shared input preparation, which standardises every entry
