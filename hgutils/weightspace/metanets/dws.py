@@ -40,6 +40,10 @@ normalises each input entry with the training networks' mean and std (``compute_
 (:func:`hgutils.weightspace.comparison.prepare_inputs`, ``inputs="standardize"``).
 The ``T`` read snapshots enter as ``T`` input channels. Every map commutes with hidden-neuron
 permutations, so layers are equivariant and the model is invariant (tested).
+
+Cost: flattening fixed positions into features makes the maps that touch ``W_0`` grow with
+:math:`(d_0 h)^2`: 0.55 M parameters for 2-32-32-1 INRs at ``h = 32``, 133 M for 64-32-32-10
+classifiers. ``set_layer="ds"`` (DeepSets) is the reference's cheaper set layer.
 """
 
 from __future__ import annotations
