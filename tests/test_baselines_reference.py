@@ -354,8 +354,10 @@ def test_recipes_name_their_source_and_models_read_their_dropout():
 
 def test_reference_output_heads():
     enc, head = reference_output("infonce", 10, 16)
-    z = head(enc(torch.randn(4, 10)))
+    e = enc(torch.randn(4, 10))
+    z = head(e)
     assert isinstance(head, ProjectionHead) and z.shape == (4, 16) and torch.allclose(z.norm(dim=-1), torch.ones(4))
+    assert torch.equal(head.features(e), e)  # the probe reads the 16-d encoder output, not the projection
     enc, head = reference_output("accuracy", 10, 5)
     assert head(enc(torch.randn(4, 10))).shape == (4,)
     with pytest.raises(ValueError, match="ProjectionHead"):

@@ -40,6 +40,10 @@ class LinearHead(nn.Module):
             raise ValueError(f"LinearHead needs in_dim >= 1 and out_dim >= 1; got {in_dim}, {out_dim}")
         self.net = nn.Linear(in_dim, k)
 
+    def features(self, h: Tensor) -> Tensor:
+        """The output before the task's transform (``[B, K]``)."""
+        return self.net(h)
+
     def forward(self, h: Tensor) -> Tensor:
         out = self.net(h)
         return out.squeeze(-1) if self.task == "accuracy" else out
@@ -53,10 +57,14 @@ class ProjectionHead(nn.Module):
         if dim < 1:
             raise ValueError(f"projection dim must be >= 1; got {dim}")
         self.task = "infonce"
-        self.net = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim))
+        self.projection = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim))
+
+    def features(self, z: Tensor) -> Tensor:
+        """What the linear probe reads: the encoder output itself (the projection serves the loss only)."""
+        return z
 
     def forward(self, z: Tensor) -> Tensor:
-        return F.normalize(self.net(z), dim=-1)
+        return F.normalize(self.projection(z), dim=-1)
 
 
 def reference_output(task: str, in_dim: int, out_dim: int) -> tuple[nn.Module, nn.Module]:
