@@ -130,8 +130,20 @@ VARIANTS: dict[str, Variant] = {
             "signed weights also fed to the attention",
             use_edge_weight=True,
         ),
-        _v("StatNN", "StatNN", "last", False, "7 statistics per tensor -> MLP"),
+        _v("StatNN", "StatNN", "last", False, "NFN's StatNet: 7 statistics per tensor -> MLP 1000-1000"),
         _v("StatNN (traj)", "StatNN", "all", True, "statistics of every snapshot"),
+        _v(
+            "StatNN (batch norm)",
+            "StatNN",
+            "last",
+            False,
+            "statistics standardised across networks (batch norm) -> 128-wide SiLU MLP + 2-layer head "
+            "(this project's earlier StatNN)",
+            hidden=128,
+            act="silu",
+            feature_norm="batch",
+            head="mlp",
+        ),
         _v(
             "FlatMLP",
             "FlatMLP",
@@ -146,17 +158,35 @@ VARIANTS: dict[str, Variant] = {
         _v("NFN_NP (traj)", "NFN_NP", "all", True, "snapshots as channels"),
         _v("NFN_HNP", "NFN_HNP", "last", False, "neural functional, HNP layers"),
         _v("NFN_HNP (traj)", "NFN_HNP", "all", True, "snapshots as channels"),
-        _v("DWSNet", "DWSNet", "last", False, "equivariant weight-space layers"),
+        _v("DWSNet", "DWSNet", "last", False, "DWSNets: max-pool equivariant layers, set attention, BatchNorm"),
         _v("DWSNet (traj)", "DWSNet", "all", True, "snapshots as channels"),
-        _v("GMN", "GMN", "last", False, "Euclidean edge-MPNN on the parameter graph, global mean readout"),
-        _v("GMN (traj)", "GMN", "all", True, "snapshots as edge channels"),
-        _v("GMN (per-layer)", "GMN", "last", False, "GMN with a per-MLP-layer readout", readout="per_layer"),
+        _v(
+            "DWSNet (DeepSets)",
+            "DWSNet",
+            "last",
+            False,
+            "DeepSets set layers instead of set attention (the reference's set_layer='ds')",
+            set_layer="ds",
+        ),
+        _v("GMN", "GMN", "last", False, "Neural Graphs' PNA GNN on the neuron graph, output-neuron readout"),
+        _v("GMN (traj)", "GMN", "all", True, "snapshots as edge and node channels"),
+        _v(
+            "GMN (global mean)",
+            "GMN",
+            "last",
+            False,
+            "ablation: mean of all node and all edge states as the readout (this project's earlier GMN readout)",
+            readout="mean",
+        ),
+        _v(
+            "GMN (per-layer)", "GMN", "last", False, "mean node state of each layer as the readout", readout="per_layer"
+        ),
         _v(
             "GMN (per-layer, traj)",
             "GMN",
             "all",
             True,
-            "per-layer readout, snapshots as edge channels",
+            "per-layer readout, snapshots as channels",
             readout="per_layer",
         ),
     ]
@@ -166,10 +196,13 @@ VARIANTS: dict[str, Variant] = {
 #: by augmentation): the fair comparison set for "GTH-GMN beats the best baseline".
 SYMMETRY_RESPECTING: tuple[str, ...] = (
     "StatNN",
+    "StatNN (batch norm)",
     "NFN_NP",
     "NFN_HNP",
     "DWSNet",
+    "DWSNet (DeepSets)",
     "GMN",
+    "GMN (global mean)",
     "GMN (per-layer)",
     "FlatMLP+aug",
 )

@@ -1,21 +1,24 @@
 """Meta-networks that read weight trajectories: GTH-GMN and the baselines it is compared with.
 
-===============  =========================================================  ======================
-name             model                                                      input container
-===============  =========================================================  ======================
-``GTH-GMN``      temporal hyperbolic graph attention (:mod:`.gth_gmn`)      TemporalParamGraph
-``StatNN``       7 statistics per tensor -> MLP (:mod:`.statnn`)            WeightData
-``FlatMLP``      flattened weights -> MLP (:mod:`.flat`)                    WeightData
-``FlatMLP+aug``  the same with per-network permutation augmentation         WeightData
-``NFN_NP``       neural functional, NP layers (``nfn`` package)             WeightData
-``NFN_HNP``      neural functional, HNP layers (``nfn`` package)            WeightData
-``DWSNet``       deep weight-space network, 4 equivariant blocks            WeightData
-``GMN``          Euclidean edge-MPNN on the parameter graph (:mod:`.gmn`)   GMNGraph
-===============  =========================================================  ======================
+===============  ==========================================================  ======================
+name             model                                                       input container
+===============  ==========================================================  ======================
+``GTH-GMN``      temporal hyperbolic graph attention (:mod:`.gth_gmn`)       TemporalParamGraph
+``StatNN``       NFN's StatNet: tensor statistics -> MLP (:mod:`.statnn`)    WeightData
+``FlatMLP``      flattened weights -> MLP (:mod:`.flat`)                     WeightData
+``FlatMLP+aug``  the same with per-network permutation augmentation          WeightData
+``NFN_NP``       neural functional, NP layers (``nfn`` package)              WeightData
+``NFN_HNP``      neural functional, HNP layers (``nfn`` package)             WeightData
+``DWSNet``       DWSNets' equivariant weight-space network (:mod:`.dws`)     WeightData
+``GMN``          Neural Graphs' PNA GNN on the neuron graph (:mod:`.gmn`)    WeightData
+===============  ==========================================================  ======================
 
 Every model reads the last snapshot by default and the whole trajectory with ``snapshots="all"``
 (GTH-GMN's default is the whole trajectory). Build any of them on a zoo with :func:`build_metanet`
-and train them all with the one loop in :mod:`hgutils.weightspace.training`.
+and train them all with the one loop in :mod:`hgutils.weightspace.training`. GMN, DWSNet and
+StatNN follow their reference code; each carries its reference training recipe as ``model.recipe``
+(:mod:`.recipes`: optimiser, learning rate, weight decay, warmup, clipping, batch size, epochs,
+dropout, source file), ``None`` where the reference never ran the task.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from hgutils.weightspace.metanets.gmn import GMN
 from hgutils.weightspace.metanets.gth_gmn import GTHGMN, GTHGMNConfig
 from hgutils.weightspace.metanets.heads import TASKS, TaskHead, info_nce, predict, task_loss
 from hgutils.weightspace.metanets.nfn import NFN
+from hgutils.weightspace.metanets.recipes import RECIPES, Recipe, recipe_for
 from hgutils.weightspace.metanets.statnn import StatNN
 
 MODELS: tuple[str, ...] = ("GTH-GMN", "StatNN", "FlatMLP", "FlatMLP+aug", "NFN_NP", "NFN_HNP", "DWSNet", "GMN")
@@ -53,6 +57,9 @@ __all__ = [
     "predict",
     "task_loss",
     "build_metanet",
+    "Recipe",
+    "RECIPES",
+    "recipe_for",
 ]
 
 
@@ -84,10 +91,7 @@ def build_metanet(
     n_t = len(snapshot_index(T, snaps))
     sizes = tuple(zoo.spec.sizes)
     if name == "GMN":
-        from hgutils.weightspace.graphs import GMNGraph
-
-        probe = GMNGraph.from_zoo(zoo.subset([0]).snapshots(snapshot_index(T, snaps)))
-        return GMN.for_graph(probe, task, out_dim, snapshots=snaps, **kwargs)
+        return GMN(task, out_dim, sizes, n_t, snapshots=snaps, **kwargs)
     if name == "StatNN":
         return StatNN(task, out_dim, sizes, n_t, snapshots=snaps, **kwargs)
     if name in ("FlatMLP", "FlatMLP+aug"):

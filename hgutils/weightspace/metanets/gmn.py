@@ -1,163 +1,184 @@
-r"""GMN: a Euclidean edge-MPNN on the parameter graph (Lim et al., "Graph Metanetworks", ICLR 2024).
+r"""GMN as Neural Graphs runs it: PNA message passing on an MLP's neuron graph, output-neuron readout.
 
-Input: :class:`hgutils.weightspace.graphs.GMNGraph` batch views -- one edge per parameter (a bias
-node per layer), shared ``edge_index [2, E]``, ``node_layer [V]``, ``node_type [V]`` and
-per-network ``edge_weight [B, T, E]`` (the read snapshots are the edge-feature channels).
+Graph metanetworks (Lim et al., ICLR 2024, arXiv:2312.04501) and Neural Graphs (Kofinas et al.,
+ICLR 2024, arXiv:2403.12143) read a network as a graph of its neurons. This model follows the
+Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
+``nn/graph_constructor.py``, ``nn/gnn.py``, ``nn/pooling.py``; the INR-classification script
+``scripts/mnist_cls_pna.sh``):
 
-Node features: learned embeddings of layer and type plus a learned embedding of the *position* of
-input and output neurons (their order is fixed by the architecture, as in GMN's
-``[layer, position for input/output neurons, type]``); hidden neurons share position 0, so
-permuting them permutes nodes and edges only. Each layer (messages flow both ways, with a
-direction flag):
+* **graph** -- nodes are neurons (no bias nodes); each weight is a forward edge and, with
+  ``reverse_edges`` (the script's ``rev_edge_features=True``), also a reversed edge. The edge input
+  of ``w`` is ``[w, 0, w]`` forward and ``[0, w, w]`` reversed (the weight, its reverse, their sum);
+  a neuron's input is its bias (0 for input neurons). The ``T`` read snapshots are ``T`` channels.
+* **input encoding** -- random Fourier features (128, :math:`\sigma = 3`) of edge and node inputs,
+  then ``Linear(256, d) -> Linear(d, d)``; plus a learned position embedding: one per input neuron,
+  one per hidden layer (shared by its neurons, which are permutable), one per output neuron.
+* **backbone** -- ``depth = 4`` PNA layers of width ``d = 32`` (:mod:`.pna`: mean/min/max/std
+  aggregators, identity and amplification scalers, messages modulated by the edge state); between
+  layers a normalisation (:class:`~.pna.NodeNorm`), SiLU, dropout and an edge update.
+* **readout** (``readout``) -- ``"output"``: the output neurons' states concatenated (``d_L * d``),
+  then ``Linear -> ReLU -> Linear -> ReLU`` (the embedding) and the last ``Linear`` (the head) --
+  Neural Graphs' ``pooling_method: cat``, ``pooling_layer_idx: last`` and ``proj_out``;
+  ``"per_layer"``: the mean node state of each layer concatenated (``cat_mean`` over ``all``);
+  ``"mean"``: the mean of all node states beside the mean of all edge states -- the readout of this
+  project's earlier GMN (an edge-MPNN with bias nodes and per-node LayerNorm, whose pooled vectors
+  hardly differed between networks, so it stayed at chance on INR zoos), kept as an ablation.
 
-.. math::
-    e'_{uv} = e_{uv} + \mathrm{MLP}_e([h_u, h_v, e_{uv}]),\quad
-    h'_v = h_v + \mathrm{MLP}_h\big([h_v, \tfrac{1}{\deg v}\textstyle\sum_{u\to v}\mathrm{MLP}_m([h_u, e'_{uv}])]\big)
-
-Readout (``readout``): ``"mean"`` -- mean of node states and mean of edge states -> MLP (GMN's);
-``"per_layer"`` -- the same means taken per MLP layer (nodes by their layer, edges by the layer they
-feed) and concatenated, so a layer's signal is not averaged away among the whole graph's states.
-Both are invariant to hidden permutations.
+The per-layer input standardisation of the reference (one mean and std per weight matrix and bias
+vector, ``data.stats``) is left to the shared input preparation, which standardises every entry
+(``hgutils.weightspace.comparison.prepare_inputs``); after it the reference's per-layer statistics
+are (0, 1). Every step commutes with a permutation of the hidden neurons of any layer, and the
+readouts read fixed positions (output neurons) or means, so the model is invariant (tested).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import ClassVar
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hgutils.weightspace.metanets.base import MetaNet, Snapshots, snapshot_index
+from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData
+from hgutils.weightspace.metanets.output_heads import reference_output
+from hgutils.weightspace.metanets.pna import (
+    NORMS,
+    EdgeUpdate,
+    GaussianFourierFeatures,
+    NodeNorm,
+    PNALayer,
+    forward_degree_histogram,
+    mean_log_degree,
+)
+from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
 
-
-def io_positions(node_layer: Tensor, node_type: Tensor) -> Tensor:
-    """Position of each input (type 0) / output (type 2) neuron within its layer (in node order), 0 otherwise."""
-    pos = torch.zeros_like(node_layer)
-    for ty in (0, 2):
-        m = node_type == ty
-        for lay in node_layer[m].unique():
-            sel = torch.nonzero(m & (node_layer == lay)).flatten()
-            pos[sel] = torch.arange(1, sel.numel() + 1, device=pos.device)
-    return pos
-
-
-def _positions(g: Any) -> Tensor:
-    """``g.node_pos`` when the graph carries it (GMNGraph), else :func:`io_positions`."""
-    pos = getattr(g, "node_pos", None)
-    return pos.long() if pos is not None else io_positions(g.node_layer, g.node_type)
-
-
-def _mlp(i: int, h: int, o: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(i, h), nn.SiLU(), nn.Linear(h, o))
+READOUTS: tuple[str, ...] = ("output", "per_layer", "mean")
 
 
 class GMN(MetaNet):
-    """Edge-MPNN with ``depth`` layers of width ``hidden``; see the module docstring.
+    """Neural Graphs' PNA GNN on the neuron graph (module docstring). Input: :class:`~.base.WeightData`.
 
-    Defaults (16 wide, 2 layers) are sized for the CPU budget of the medium presets: the edge MLPs
-    run on every parameter, so width and depth multiply the cost per step (``benchmarks/metanets.py``).
+    Options (defaults = the reference INR-classification configuration):
 
+    ``hidden`` 32, ``depth`` 4, ``readout`` ``"output"``, ``reverse_edges`` True, ``fourier_dim`` 128
+    (0: a linear input map instead of Fourier features), ``fourier_sigma`` 3, ``norm`` ``"batch"``
+    (:class:`~.pna.NodeNorm`), ``edge_updates`` True, ``modulate_edges`` True, ``pos_embed`` True,
+    ``dropout`` ``None`` -> the task's recipe (0.2 on classification, 0 on accuracy prediction).
     """
+
+    base_name: ClassVar[str] = "GMN"
 
     def __init__(
         self,
         task: str,
         out_dim: int,
-        n_node_layers: int,
+        sizes: tuple[int, ...],
         n_snapshots: int,
-        max_io: int,
-        hidden: int = 16,
-        depth: int = 2,
-        emb_dim: int = 128,
-        n_node_types: int = 4,
+        hidden: int = 32,
+        depth: int = 4,
+        readout: str = "output",
+        reverse_edges: bool = True,
+        fourier_dim: int = 128,
+        fourier_sigma: float = 3.0,
+        norm: str = "batch",
+        dropout: float | None = None,
+        edge_updates: bool = True,
+        modulate_edges: bool = True,
+        pos_embed: bool = True,
         snapshots: Snapshots = "last",
-        readout: str = "mean",
     ) -> None:
-        super().__init__(task, emb_dim, out_dim, snapshots=snapshots)
-        if readout not in ("mean", "per_layer"):
-            raise ValueError(f"readout must be 'mean' or 'per_layer'; got {readout!r}")
-        self.readout = readout
-        self.n_node_layers, self.n_snapshots = n_node_layers, n_snapshots
-        self.max_io, self.n_node_types = max_io, n_node_types
-        self.layer_emb = nn.Embedding(n_node_layers, hidden)
-        self.type_emb = nn.Embedding(n_node_types, hidden)
-        self.pos_emb = nn.Embedding(max_io + 1, hidden)
-        self.edge_in = nn.Linear(n_snapshots + 1, hidden)  # weights over snapshots + direction flag
-        self.edge_mlp = nn.ModuleList([_mlp(3 * hidden, hidden, hidden) for _ in range(depth)])
-        self.msg_mlp = nn.ModuleList([_mlp(2 * hidden, hidden, hidden) for _ in range(depth)])
-        self.node_mlp = nn.ModuleList([_mlp(2 * hidden, hidden, hidden) for _ in range(depth)])
-        self.norm = nn.ModuleList([nn.LayerNorm(hidden) for _ in range(depth)])
-        groups = n_node_layers if readout == "per_layer" else 1
-        self.out = nn.Sequential(nn.Linear(2 * hidden * groups, emb_dim), nn.SiLU())
-
-    @classmethod
-    def for_graph(cls, graph: Any, task: str, out_dim: int, **kw: Any) -> GMN:
-        pos = _positions(graph)
-        return cls(
-            task,
-            out_dim,
-            n_node_layers=int(graph.node_layer.max()) + 1,
-            n_snapshots=graph.edge_weight.shape[1],
-            max_io=int(pos.max()),
-            n_node_types=max(4, int(graph.node_type.max()) + 1),
-            **kw,
-        )
-
-    def prepare(self, zoo: Any) -> Any:
-        from hgutils.weightspace.graphs import GMNGraph
-
-        idx = snapshot_index(len(zoo.steps), self.snapshots)
-        if len(idx) != len(zoo.steps):
-            zoo = zoo.snapshots(idx)
-        g = GMNGraph.from_zoo(zoo)
-        if g.edge_weight.dtype in (torch.float16, torch.bfloat16):
-            g = dataclasses.replace(g, edge_weight=g.edge_weight.float())
-        self.check_data(g)
-        return g
-
-    def check_data(self, g: Any) -> None:
-        if g.edge_weight.dim() != 3 or g.edge_weight.shape[1] != self.n_snapshots:
-            raise ValueError(
-                f"GMN built for {self.n_snapshots} snapshots: edge_weight must be [B, "
-                f"{self.n_snapshots}, E]; got {tuple(g.edge_weight.shape)}"
+        super().__init__(task, hidden, out_dim, snapshots=snapshots)
+        if readout not in READOUTS:
+            raise ValueError(f"readout must be one of {READOUTS}; got {readout!r}")
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}; got {norm!r}")
+        sizes = tuple(int(s) for s in sizes)
+        if len(sizes) < 2 or min(sizes) < 1 or depth < 1 or hidden < 1 or n_snapshots < 1:
+            raise ValueError(f"need sizes of >= 2 positive widths, depth, hidden, n_snapshots >= 1; got {sizes}")
+        self.recipe: Recipe | None = recipe_for(self.base_name, task)
+        self.dropout = float(dropout if dropout is not None else (self.recipe.dropout if self.recipe else 0.0))
+        self.sizes, self.n_snapshots, self.readout = sizes, n_snapshots, readout
+        self.reverse_edges, self.pos_embed_on = reverse_edges, pos_embed
+        L, d, T = len(sizes) - 1, hidden, n_snapshots
+        edge_in = 3 * T if reverse_edges else T
+        if fourier_dim > 0:
+            self.edge_proj = nn.Sequential(
+                GaussianFourierFeatures(edge_in, fourier_dim, fourier_sigma), nn.Linear(2 * fourier_dim, d)
             )
-        if g.edge_weight.shape[2] != g.edge_index.shape[1]:
-            raise ValueError(f"edge_weight has {g.edge_weight.shape[2]} edges, edge_index {g.edge_index.shape[1]}")
-        if int(g.node_layer.max()) + 1 != self.n_node_layers:
+            self.node_proj = nn.Sequential(
+                GaussianFourierFeatures(T, fourier_dim, fourier_sigma), nn.Linear(2 * fourier_dim, d)
+            )
+        else:
+            self.edge_proj, self.node_proj = nn.Linear(edge_in, d), nn.Linear(T, d)
+        self.edge_in, self.node_in = nn.Linear(d, d), nn.Linear(d, d)
+        self.pos = nn.Parameter(torch.randn(sizes[0] + (L - 1) + sizes[-1], d))
+        delta = mean_log_degree(forward_degree_histogram(sizes))
+        self.convs = nn.ModuleList([PNALayer(d, delta, modulate_edges) for _ in range(depth)])
+        self.norms = nn.ModuleList([NodeNorm(d, norm) for _ in range(depth - 1)])
+        self.edge_mlps = nn.ModuleList([EdgeUpdate(d) for _ in range(depth - 1)]) if edge_updates else None
+        n_read = {"output": sizes[-1] * d, "per_layer": (L + 1) * d, "mean": 2 * d}[readout]
+        self.proj = nn.Sequential(nn.Linear(n_read, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
+        self.encoder_out, self.head = reference_output(task, d, out_dim)
+
+    def check_data(self, data: WeightData) -> None:
+        if data.sizes != self.sizes or data.T != self.n_snapshots:
             raise ValueError(
-                f"graph has {int(g.node_layer.max()) + 1} layer labels, model was built for "
-                f"{self.n_node_layers} (zoo/architecture mismatch)"
+                f"GMN built for sizes {self.sizes} x {self.n_snapshots} snapshots; "
+                f"got {data.sizes} x {data.T} (zoo/architecture mismatch)"
             )
 
-    def augment(self, batch: Any, generator: torch.Generator | None, noise: float = 0.2, mask: float = 0.5) -> Any:
-        w = batch.edge_weight
-        keep = (torch.rand(w.shape, generator=generator) >= mask).to(w)
-        noise_t = torch.randn(w.shape, generator=generator, dtype=w.dtype).to(w.device)
-        return dataclasses.replace(batch, edge_weight=(w + noise * noise_t) * keep)
+    # ---- the graph's input features ----------------------------------------------------------
+    def _positions(self, k: int, n: int) -> Tensor:
+        L, n_in = len(self.sizes) - 1, self.sizes[0]
+        if k == 0:
+            return self.pos[:n_in]
+        if k == L:
+            return self.pos[n_in + L - 1 :]
+        return self.pos[n_in + k - 1].expand(n, -1)
 
-    def embed(self, g: Any) -> Tensor:
-        self.check_data(g)
-        B, T, E = g.edge_weight.shape
-        V = g.node_layer.shape[0]
-        pos = _positions(g).clamp_max(self.max_io)
-        h = (self.layer_emb(g.node_layer) + self.type_emb(g.node_type) + self.pos_emb(pos)).expand(B, V, -1)
-        src = torch.cat([g.edge_index[0], g.edge_index[1]])
-        dst = torch.cat([g.edge_index[1], g.edge_index[0]])
-        w = g.edge_weight.permute(0, 2, 1)  # [B, E, T]
-        direction = torch.cat([torch.zeros(E), torch.ones(E)]).to(w)
-        e = self.edge_in(torch.cat([torch.cat([w, w], 1), direction.expand(B, 2 * E)[..., None]], -1))
-        deg = torch.zeros(V).to(w).index_add(0, dst, torch.ones(2 * E).to(w)).clamp_min(1.0)
-        for k in range(len(self.edge_mlp)):
-            e = e + self.edge_mlp[k](torch.cat([h[:, src], h[:, dst], e], -1))
-            m = self.msg_mlp[k](torch.cat([h[:, src], e], -1))
-            agg = torch.zeros_like(h).index_add(1, dst, m) / deg[None, :, None]
-            h = self.norm[k](h + self.node_mlp[k](torch.cat([h, agg], -1)))
-        if self.readout == "mean":
-            return self.out(torch.cat([h.mean(1), e.mean(1)], -1))
-        nl = self.n_node_layers
-        oh_n = torch.nn.functional.one_hot(g.node_layer, nl).to(h)  # [V, nl]
-        oh_e = torch.nn.functional.one_hot(g.node_layer[dst], nl).to(h)  # [2E, nl]
-        hn = torch.einsum("vl,bvd->bld", oh_n, h) / oh_n.sum(0).clamp_min(1.0)[None, :, None]
-        he = torch.einsum("el,bed->bld", oh_e, e) / oh_e.sum(0).clamp_min(1.0)[None, :, None]
-        return self.out(torch.cat([hn.reshape(B, -1), he.reshape(B, -1)], -1))
+    def encode_inputs(self, batch: WeightData) -> tuple[list[Tensor], list[Tensor], list[Tensor] | None]:
+        """Initial node states ``h[k] [B, d_k, d]`` and edge states ``ef[l]`` (``er[l]``) ``[B, d_{l+1}, d_l, d]``."""
+        B = len(batch)
+        Ws = [W.permute(0, 2, 3, 1) for W in batch.weights]  # [B, out, in, T]
+        bias = [batch.weights[0].new_zeros(B, self.sizes[0], self.n_snapshots)]
+        bias += [b.permute(0, 2, 1) for b in batch.biases]  # [B, d_k, T]
+        h = [self.node_in(self.node_proj(x)) for x in bias]
+        if self.pos_embed_on:
+            h = [x + self._positions(k, x.shape[1]) for k, x in enumerate(h)]
+        if not self.reverse_edges:
+            return h, [self.edge_in(self.edge_proj(w)) for w in Ws], None
+        zero = [torch.zeros_like(w) for w in Ws]
+        ef = [self.edge_in(self.edge_proj(torch.cat([w, z, w], -1))) for w, z in zip(Ws, zero)]
+        er = [self.edge_in(self.edge_proj(torch.cat([z, w, w], -1))) for w, z in zip(Ws, zero)]
+        return h, ef, er
+
+    def node_states(self, batch: WeightData) -> tuple[list[Tensor], list[Tensor], list[Tensor] | None]:
+        """Node and edge states after the last PNA layer (the edges after the last edge update)."""
+        h, ef, er = self.encode_inputs(batch)
+        for i, conv in enumerate(self.convs):
+            h = conv(h, ef, er)
+            if i == len(self.convs) - 1:
+                break
+            h = [F.dropout(F.silu(x), self.dropout, self.training) for x in self.norms[i](h)]
+            if self.edge_mlps is not None:
+                ef, er = self.edge_mlps[i](h, ef, er)
+        return h, ef, er
+
+    def pooled(self, batch: WeightData) -> Tensor:
+        """The readout vector before the MLP (``readout``; module docstring)."""
+        h, ef, er = self.node_states(batch)
+        if self.readout == "output":
+            return h[-1].flatten(1)
+        if self.readout == "per_layer":
+            return torch.cat([x.mean(1) for x in h], -1)
+        edges = ef + (er or [])
+        n_e = sum(e.shape[1] * e.shape[2] for e in edges)
+        e_mean = sum(e.sum((1, 2)) for e in edges) / n_e
+        return torch.cat([torch.cat(h, 1).mean(1), e_mean], -1)
+
+    def embed(self, batch: WeightData) -> Tensor:
+        self.check_data(batch)
+        return self.encoder_out(self.proj(self.pooled(batch)))
+
+    def extra_repr(self) -> str:
+        return f"sizes={self.sizes}, T={self.n_snapshots}, readout={self.readout!r}, dropout={self.dropout}"
