@@ -151,3 +151,49 @@ def test_run_comparison_searches_one_learning_rate_per_family_and_reports_gates(
         run.gate("DWSNet")
     with pytest.raises(ValueError, match="lr_grid"):
         cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], lr_grid=(0.0,))
+
+
+def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_budget(tmp_path, monkeypatch):
+    from hgutils.weightspace.metanets import recipe_for
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=24, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
+    shared = TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3)
+    runner = cmp._Runner(zoo, "classification", y, 2, splits, shared, None, None, "optimizer")
+    gmn = recipe_for("GMN", "classification")
+    cfg = runner.train_cfg_of("GMN (global mean)", 1, gmn.lr)
+    assert (cfg.optimizer, cfg.weight_decay, cfg.amsgrad, cfg.warmup_steps, cfg.grad_clip) == (
+        "adamw",
+        gmn.weight_decay,
+        True,
+        gmn.warmup_steps,
+        gmn.grad_clip,
+    )
+    assert (cfg.batch_size, cfg.epochs, cfg.seed) == (6, 2, 1)  # same data and budget as every model
+    assert runner.train_cfg_of("FlatMLP", 0, 3e-3) == dataclasses.replace(shared, seed=0)  # no recipe: shared
+    full = cmp._Runner(zoo, "classification", y, 2, splits, shared, None, None, "full").train_cfg_of("StatNN", 0, 1e-3)
+    stat = recipe_for("StatNN", "classification")
+    assert (full.batch_size, full.epochs, full.optimizer) == (stat.batch_size, stat.epochs, "adam")
+    run = cmp.run_comparison(
+        zoo,
+        "classification",
+        y,
+        2,
+        ["StatNN", "FlatMLP"],
+        splits,
+        [0],
+        train_cfg=shared,
+        lr_grid=(1e-4, 1e-2),
+        lr_search_steps=2,
+        recipes="optimizer",
+    )
+    rows = run.table.set_index("model")
+    assert rows.loc["StatNN", "lr"] == stat.lr and "nfn" in rows.loc["StatNN", "recipe"]  # the authors' lr, no search
+    assert set(run.lr_search) == {"FlatMLP"} and rows.loc["FlatMLP", "recipe"] == ""
+    assert "recipe" in cmp.protocol_table(run)
+    with pytest.raises(ValueError, match="recipes must be one of"):
+        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], train_cfg=shared, recipes="all")
+    with pytest.raises(ValueError, match="recipes must be one of"):
+        cmp.ComparisonSettings(recipes="authors")

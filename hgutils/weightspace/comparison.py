@@ -33,6 +33,7 @@ log = logging.getLogger("hgutils")
 
 __all__ = [
     "INPUTS",
+    "RECIPE_MODES",
     "SYMMETRY_RESPECTING",
     "VARIANTS",
     "ComparisonResult",
@@ -191,6 +192,9 @@ VARIANTS: dict[str, Variant] = {
         ),
     ]
 }
+
+#: How :func:`run_comparison` applies the baselines' reference training recipes.
+RECIPE_MODES: tuple[str, ...] = ("none", "optimizer", "full")
 
 #: Baselines that respect the networks' hidden-neuron permutation symmetry (by design or, FlatMLP+aug,
 #: by augmentation): the fair comparison set for "GTH-GMN beats the best baseline".
@@ -377,6 +381,12 @@ class ComparisonSettings(Preset):
     val_fraction: float = 0.15  # share of networks for validation
     test_fraction: float = 0.25  # share of networks for test
     split_seed: int = 0  # seed of the one shared split
+    recipes: str = "optimizer"  # baselines' reference training recipes (RECIPE_MODES): "none" | "optimizer" |
+    # "full"
+
+    def __post_init__(self) -> None:
+        if self.recipes not in RECIPE_MODES:
+            raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
 
     def gate(self) -> Any:
         """The :class:`hgutils.train.LearnabilityGate` of these settings."""
@@ -411,6 +421,7 @@ class ComparisonSettings(Preset):
             "lr_grid": self.lr_grid or None,
             "lr_search_steps": self.lr_search_steps,
             "gate": self.gate(),
+            "recipes": self.recipes,
         }
 
 
@@ -484,6 +495,7 @@ def run_comparison(
     lr_search_steps: int | None = None,
     gate: Any = None,
     variant_seeds: Mapping[str, Sequence[int]] | None = None,
+    recipes: str = "none",
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -522,17 +534,29 @@ def run_comparison(
     variant_seeds
         Seeds for particular variants (e.g. ablations on the first two seeds only); the others use
         ``seeds``. The learning-rate search always runs on ``seeds[0]``.
+    recipes
+        How a baseline with a reference training recipe
+        (:func:`hgutils.weightspace.metanets.recipe_for`) is trained (:data:`RECIPE_MODES`):
+        ``"none"``: like every model, with ``train_cfg`` and the searched learning rate;
+        ``"optimizer"``: with its authors' optimiser, learning rate (no search), weight decay,
+        AMSGrad, warmup and gradient clip, on the shared batch size, epoch cap and early stopping
+        (same data and budget); ``"full"``: also the authors' batch size and epoch cap. The row's
+        ``recipe`` column names what was applied.
     """
     from hgutils.weightspace.training import TrainConfig
 
     seeds = _check_run(zoo, target, variants, splits, seeds, lr_grid)
-    runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate)
+    if recipes not in RECIPE_MODES:
+        raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {recipes!r}")
+    runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate, recipes)
     runner.prepare(inputs, drop_constant)
     searched: dict[str, str] = {}  # model family -> the variant its learning rate was searched on
     rows = []
     for name in progress(list(variants), desc=desc or "models"):
         lr = runner.train_cfg.lr
-        if lr_grid:
+        if runner.recipe(name) is not None:
+            lr = runner.recipe(name).lr
+        elif lr_grid:
             base = VARIANTS[name].base
             if base not in searched:  # one search per model family: its first variant in the list
                 searched[base] = name
@@ -590,10 +614,11 @@ class _Runner:
         train_cfg: Any,
         gth_overrides: dict[str, Any] | None,
         gate: Any,
+        recipes: str = "none",
     ) -> None:
         self.zoo = self.raw = zoo
         self.task, self.target, self.out_dim, self.splits = task, target, out_dim, splits
-        self.train_cfg, self.gth_overrides, self.gate = train_cfg, gth_overrides, gate
+        self.train_cfg, self.gth_overrides, self.gate, self.recipes = train_cfg, gth_overrides, gate, recipes
         self.res = ComparisonResult(pd.DataFrame(), splits)
         self.prep_time: dict[Any, float] = {}
         self.pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
@@ -610,6 +635,31 @@ class _Runner:
 
     def build(self, name: str) -> Any:
         return build_variant(name, self.zoo, self.task, self.out_dim, self.gth_overrides)
+
+    def recipe(self, name: str) -> Any:
+        """The reference recipe variant ``name`` trains with (``None``: the shared settings)."""
+        from hgutils.weightspace.metanets.recipes import recipe_for
+
+        return None if self.recipes == "none" else recipe_for(VARIANTS[name].base, self.task)
+
+    def train_cfg_of(self, name: str, seed: int, lr: float) -> Any:
+        """The loop settings of one run: the shared ones, with the reference recipe's optimiser
+        (and, ``recipes="full"``, its batch size and epoch cap) applied per :func:`run_comparison`."""
+        cfg = replace(self.train_cfg, seed=seed, lr=lr)
+        r = self.recipe(name)
+        if r is None:
+            return cfg
+        cfg = replace(
+            cfg,
+            optimizer=r.optimizer,
+            weight_decay=r.weight_decay,
+            amsgrad=r.amsgrad,
+            warmup_steps=r.warmup_steps,
+            grad_clip=r.grad_clip,
+        )
+        if self.recipes == "full":
+            cfg = replace(cfg, batch_size=r.batch_size, epochs=r.epochs, steps=None)
+        return cfg
 
     def data_of(self, model: Any, name: str) -> Any:
         """The prepared container of ``model``'s kind (built once, shared by variants of that kind)."""
@@ -672,7 +722,8 @@ class _Runner:
         seed_everything(seed)
         model = self.build(name)
         data = self.data_of(model, name)
-        cfg = replace(self.train_cfg, seed=seed, lr=lr)
+        cfg = self.train_cfg_of(name, seed, lr)
+        recipe = self.recipe(name)
         c0 = time.process_time()
         sp = self.splits
         fr = fit(
@@ -693,6 +744,7 @@ class _Runner:
             "seed": seed,
             "temporal": VARIANTS[name].temporal,
             "lr": lr,
+            "recipe": "" if recipe is None else f"{recipe.source.split(':')[0]} ({self.recipes})",
             "trained": gs["trained"],
             "gate": gs["reason"],
             "capped": fr.capped,
@@ -745,6 +797,7 @@ def protocol_table(run: ComparisonResult) -> pd.DataFrame:
         row = {
             "model": name,
             "lr": float(t["lr"].iloc[0]),
+            "recipe": str(t["recipe"].iloc[0]) if "recipe" in t else "",
             "steps": int(t["steps"].max()),
             "trained": g["trained"],
             "learnability check": g["reason"],
