@@ -197,3 +197,38 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
         cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], train_cfg=shared, recipes="all")
     with pytest.raises(ValueError, match="recipes must be one of"):
         cmp.ComparisonSettings(recipes="authors")
+
+
+def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_together(tmp_path, monkeypatch):
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=24, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
+    kw = dict(train_cfg=TrainConfig(epochs=3, batch_size=6, patience=1000), recipes="optimizer")
+    names = ["FlatMLP", "StatNN", "NFN_NP"]
+    seq = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
+    par = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], workers=2, **kw)
+    cols = ["model", "seed", "lr", "trained", "steps", "epochs_run"]
+    assert par.table[cols].equals(seq.table[cols])  # same runs, same order
+    assert par.table["test_accuracy"].tolist() == pytest.approx(seq.table["test_accuracy"].tolist(), abs=1e-6)
+    assert par.table["val_accuracy"].tolist() == pytest.approx(seq.table["val_accuracy"].tolist(), abs=1e-6)
+    assert [h[-1]["train_loss"] for h in par.curves["StatNN"].values()] == pytest.approx(
+        [h[-1]["train_loss"] for h in seq.curves["StatNN"].values()], rel=1e-4
+    )
+    assert set(par.curves) == set(seq.curves) and all(list(par.curves[k]) == [0, 1] for k in par.curves)
+    assert set(par.models) == set(names) and set(par.outputs) == set(names)
+    groups = cmp._stage1_groups(
+        [
+            ("GTH-GMN", 0, 1e-3, True),
+            ("GTH-GMN (small R-step)", 0, 1e-3, True),
+            ("GTH-GMN", 1, 1e-3, False),
+            ("GTH-GMN (Euclidean)", 0, 1e-3, True),
+        ]
+    )
+    assert [[(r[0], r[1]) for r in g] for g in groups] == [
+        [("GTH-GMN", 0), ("GTH-GMN (small R-step)", 0)],
+        [("GTH-GMN", 1)],
+        [("GTH-GMN (Euclidean)", 0)],
+    ]
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0], workers=0, **kw)

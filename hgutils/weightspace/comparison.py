@@ -383,10 +383,13 @@ class ComparisonSettings(Preset):
     split_seed: int = 0  # seed of the one shared split
     recipes: str = "optimizer"  # baselines' reference training recipes (RECIPE_MODES): "none" | "optimizer" |
     # "full"
+    workers: int = 1  # processes that fit (model, seed) runs side by side, one thread each (1: in this process)
 
     def __post_init__(self) -> None:
         if self.recipes not in RECIPE_MODES:
             raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1; got {self.workers}")
 
     def gate(self) -> Any:
         """The :class:`hgutils.train.LearnabilityGate` of these settings."""
@@ -422,6 +425,7 @@ class ComparisonSettings(Preset):
             "lr_search_steps": self.lr_search_steps,
             "gate": self.gate(),
             "recipes": self.recipes,
+            "workers": self.workers,
         }
 
 
@@ -496,6 +500,7 @@ def run_comparison(
     gate: Any = None,
     variant_seeds: Mapping[str, Sequence[int]] | None = None,
     recipes: str = "none",
+    workers: int = 1,
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -542,6 +547,12 @@ def run_comparison(
         AMSGrad, warmup and gradient clip, on the shared batch size, epoch cap and early stopping
         (same data and budget); ``"full"``: also the authors' batch size and epoch cap. The row's
         ``recipe`` column names what was applied.
+    workers
+        ``1``: every (variant, seed) run in this process. ``k > 1``: the runs are fitted in ``k``
+        forked processes with one thread each (after the learning-rate searches, which stay here);
+        runs that share GTH-GMN's stage 1 (variants differing only in their stage-2 settings) stay in
+        one process, in order. Each run seeds itself, so the results are those of ``workers=1`` up to
+        floating-point summation order.
     """
     from hgutils.weightspace.training import TrainConfig
 
@@ -550,9 +561,11 @@ def run_comparison(
         raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {recipes!r}")
     runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate, recipes)
     runner.prepare(inputs, drop_constant)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
     searched: dict[str, str] = {}  # model family -> the variant its learning rate was searched on
-    rows = []
-    for name in progress(list(variants), desc=desc or "models"):
+    runs: list[tuple[str, int, float, bool]] = []
+    for name in list(variants):
         lr = runner.train_cfg.lr
         if runner.recipe(name) is not None:
             lr = runner.recipe(name).lr
@@ -563,10 +576,48 @@ def run_comparison(
                 runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, lr_search_steps)
             scores = runner.res.lr_search[searched[base]]
             lr = max(scores, key=scores.get)
-        for si, seed in enumerate((variant_seeds or {}).get(name, seeds)):
-            rows.append(runner.fit_one(name, int(seed), lr, keep_outputs=si == 0))
-    runner.res.table = pd.DataFrame(rows)
+        runs += [(name, int(seed), lr, si == 0) for si, seed in enumerate((variant_seeds or {}).get(name, seeds))]
+    runner.res.table = pd.DataFrame(runner.fit_all(runs, workers, desc or "models"))
     return runner.res
+
+
+#: GTH-GMN settings that act after stage 1: variants differing only in these share their stage 1
+_STAGE2_KEYS = frozenset({"refine_lr_scale", "refine_steps", "refine_lr"})
+
+#: the runner the forked workers of :meth:`_Runner.fit_all` read (set in the parent just before forking)
+_FORKED_RUNNER: _Runner | None = None
+
+
+def _stage1_groups(runs: Sequence[tuple[str, int, float, bool]]) -> list[list[tuple[str, int, float, bool]]]:
+    """``runs`` grouped so that runs which can share a stage 1 (same base, snapshots, seed and
+    constructor overrides apart from stage-2 settings) sit in one group, in their listed order."""
+    groups: dict[Any, list[tuple[str, int, float, bool]]] = {}
+    for r in runs:
+        v = VARIANTS[r[0]]
+        key = (v.base, repr(v.snapshots), tuple(kv for kv in v.kwargs if kv[0] not in _STAGE2_KEYS), r[1])
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def _worker_init() -> None:
+    torch.set_num_threads(1)
+    import os
+
+    os.environ["HGUTILS_PROGRESS"] = "0"
+
+
+def _fit_group(group: list[tuple[str, int, float, bool]]) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
+    """Fit one group of runs in a forked worker; returns each run's row, curves and kept outputs."""
+    runner = _FORKED_RUNNER
+    if runner is None:
+        raise RuntimeError("_fit_group runs in a worker forked by _Runner.fit_all (no runner was handed over)")
+    out = []
+    for name, seed, lr, keep in group:
+        row = runner.fit_one(name, seed, lr, keep_outputs=keep)
+        curves = {k: {seed: runner.res.curves[k][seed]} for k in (name, f"{name} (stage 1)") if k in runner.res.curves}
+        kept = (runner.res.models.pop(name), runner.res.outputs.pop(name)) if keep else None
+        out.append((row, curves, kept))
+    return out
 
 
 def _check_run(
@@ -769,6 +820,37 @@ class _Runner:
             self.keep_outputs(name, model, data)
         log.info("%s seed %d: %s", name, seed, {k: v for k, v in row.items() if k.startswith("test_")})
         return row
+
+    def fit_all(self, runs: Sequence[tuple[str, int, float, bool]], workers: int, desc: str) -> list[dict[str, Any]]:
+        """Every ``(variant, seed, lr, keep_outputs)`` run, here or in ``workers`` forked processes
+        (:func:`run_comparison`); the rows in the order of ``runs``."""
+        if workers <= 1 or len(runs) <= 1:
+            return [self.fit_one(n, s, lr, keep_outputs=k) for n, s, lr, k in progress(runs, desc=desc)]
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        global _FORKED_RUNNER
+        for name in dict.fromkeys(r[0] for r in runs):  # containers built once, before the fork shares them
+            self.data_of(self.build(name), name)
+        groups = _stage1_groups(runs)
+        done: dict[tuple[str, int], dict[str, Any]] = {}
+        _FORKED_RUNNER = self
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(min(workers, len(groups)), mp_context=ctx, initializer=_worker_init) as pool:
+                futures = [pool.submit(_fit_group, g) for g in groups]
+                for fut in progress(as_completed(futures), total=len(futures), desc=f"{desc} ({workers} workers)"):
+                    for row, curves, kept in fut.result():
+                        done[(row["model"], row["seed"])] = row
+                        for k, c in curves.items():
+                            self.res.curves.setdefault(k, {}).update(c)
+                        if kept is not None:
+                            self.res.models[row["model"]], self.res.outputs[row["model"]] = kept
+        finally:
+            _FORKED_RUNNER = None
+        for k in self.res.curves:  # seeds ascending, as the sequential order leaves them
+            self.res.curves[k] = dict(sorted(self.res.curves[k].items()))
+        return [done[(n, s)] for n, s, _, _ in runs]
 
     def keep_outputs(self, name: str, model: Any, data: Any) -> None:
         """The first seed's model and its test outputs (predictions, or InfoNCE embeddings)."""

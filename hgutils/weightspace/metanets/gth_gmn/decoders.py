@@ -147,16 +147,16 @@ class SignedWeightHead(nn.Module):
         base, alpha, xi = statics
         M, V, _ = z.shape
         flat = src * V + dst
-        d = D[:, flat]
+        d = D.index_select(1, flat)
         log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
-        y_xi = torch.bmm(xi, z.transpose(1, 2)).reshape(M, V * V)[:, flat]  # <z_v, xi_u>
-        x_xi = (xi * z).sum(-1)[:, src]  # <z_u, xi_u>
+        y_xi = torch.bmm(xi, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)  # <z_v, xi_u>
+        x_xi = (xi * z).sum(-1).index_select(1, src)  # <z_u, xi_u>
         if geom.euclidean:
             return log_mag, self.beta * (y_xi - x_xi)
         c = geom.c
         n2 = (z * z).sum(-1)
-        x2, y2 = n2[:, src], n2[:, dst]
-        xy = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V)[:, flat]
+        x2, y2 = n2.index_select(1, src), n2.index_select(1, dst)
+        xy = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)
         a = 1 - 2 * c * xy + c * y2
         den = (1 - 2 * c * xy + c * c * x2 * y2).clamp_min(MIN_NORM)
         w_xi = (-a * x_xi + (1 - c * x2) * y_xi) / den
@@ -290,7 +290,7 @@ def full_terms(
     D = all_pair_distances(z, geom)
     log_mag, sign_logit = head.at_all_pairs(z, pairs.src, pairs.dst, statics, geom, D)
     extra = pairs.negatives(reading)
-    d, d_neg = D[:, pairs.src * V + pairs.dst], D[:, extra[0] * V + extra[1]]
+    d, d_neg = D.index_select(1, pairs.src * V + pairs.dst), D.index_select(1, extra[0] * V + extra[1])
     lp = fd.logit(d)
     link = balanced_bce(
         lp, lab, torch.cat([lp, fd.logit(d_neg)], 1), torch.cat([~lab, torch.ones_like(d_neg, dtype=torch.bool)], 1)
