@@ -208,6 +208,11 @@ def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_
     names = ["FlatMLP", "StatNN", "NFN_NP"]
     seq = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
     par = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], workers=2, **kw)
+    grid = dict(lr_grid=(1e-4, 1e-2), lr_search_steps=4)
+    s1 = cmp.run_comparison(zoo, "classification", y, 2, ["NFN_NP"], splits, [0], **kw, **grid)
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path / "other"))  # not the cached search
+    s2 = cmp.run_comparison(zoo, "classification", y, 2, ["NFN_NP"], splits, [0], workers=2, **kw, **grid)
+    assert s2.lr_search["NFN_NP"] == pytest.approx(s1.lr_search["NFN_NP"], rel=1e-5)
     cols = ["model", "seed", "lr", "trained", "steps", "epochs_run"]
     assert par.table[cols].equals(seq.table[cols])  # same runs, same order
     assert par.table["test_accuracy"].tolist() == pytest.approx(seq.table["test_accuracy"].tolist(), abs=1e-6)

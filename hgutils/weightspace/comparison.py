@@ -573,7 +573,7 @@ def run_comparison(
             base = VARIANTS[name].base
             if base not in searched:  # one search per model family: its first variant in the list
                 searched[base] = name
-                runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, lr_search_steps)
+                runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, lr_search_steps, workers)
             scores = runner.res.lr_search[searched[base]]
             lr = max(scores, key=scores.get)
         runs += [(name, int(seed), lr, si == 0) for si, seed in enumerate((variant_seeds or {}).get(name, seeds))]
@@ -604,6 +604,13 @@ def _worker_init() -> None:
     import os
 
     os.environ["HGUTILS_PROGRESS"] = "0"
+
+
+def _search_one(trial: tuple[str, int, float, int | None]) -> float:
+    """One learning-rate trial in a forked worker (:meth:`_Runner.search_lr`)."""
+    if _FORKED_RUNNER is None:
+        raise RuntimeError("_search_one runs in a worker forked by _Runner._in_workers (no runner was handed over)")
+    return _FORKED_RUNNER.search_one(*trial)
 
 
 def _fit_group(group: list[tuple[str, int, float, bool]]) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
@@ -722,33 +729,20 @@ class _Runner:
         self.res.data_key[name] = key
         return self.res.data[key]
 
-    def search_lr(self, name: str, seed: int, grid: Sequence[float], search_steps: int | None) -> dict[float, float]:
+    def search_lr(
+        self, name: str, seed: int, grid: Sequence[float], search_steps: int | None, workers: int = 1
+    ) -> dict[float, float]:
         """Validation score of variant ``name`` at each learning rate of ``grid`` (first seed, a
-        ``search_steps``-step run each; cached by zoo content, split, model and settings)."""
+        ``search_steps``-step run each, in ``workers`` forked processes when > 1; cached by zoo
+        content, split, model and settings)."""
         from hgutils.repro import cached
-        from hgutils.weightspace.training import fit
 
         def run() -> dict[float, float]:
-            scores = {}
-            for lr in grid:
-                seed_everything(seed)
-                model = self.build(name)
-                cfg = replace(self.train_cfg, seed=seed, lr=float(lr), checkpoint_path=None)
-                if search_steps:
-                    cfg = replace(cfg, steps=search_steps)
-                fr = fit(
-                    model,
-                    self.data_of(model, name),
-                    self.target,
-                    self.splits.train,
-                    self.splits.val,
-                    None,
-                    cfg,
-                    desc=f"{name} lr={lr:g}",
-                    gate=self.gate,
-                )
-                scores[float(lr)] = float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
-            return scores
+            tries = [(name, seed, float(lr), search_steps) for lr in grid]
+            if workers <= 1 or len(tries) <= 1:
+                return dict(zip([t[2] for t in tries], [self.search_one(*t) for t in tries]))
+            self.data_of(self.build(name), name)
+            return dict(zip([t[2] for t in tries], self._in_workers(_search_one, tries, workers)))
 
         key = {
             "zoo": self.fingerprint,
@@ -764,6 +758,39 @@ class _Runner:
             "version": 2,
         }
         return cached("lr_search", key, run)
+
+    def search_one(self, name: str, seed: int, lr: float, search_steps: int | None) -> float:
+        """Best validation score of one learning-rate trial (``-inf`` when it never produced one)."""
+        from hgutils.weightspace.training import fit
+
+        seed_everything(seed)
+        model = self.build(name)
+        cfg = replace(self.train_cfg, seed=seed, lr=lr, checkpoint_path=None)
+        if search_steps:
+            cfg = replace(cfg, steps=search_steps)
+        sp = self.splits
+        data = self.data_of(model, name)
+        fr = fit(model, data, self.target, sp.train, sp.val, None, cfg, desc=f"{name} lr={lr:g}", gate=self.gate)
+        return float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
+
+    def _in_workers(self, fn: Any, items: Sequence[Any], workers: int, desc: str | None = None) -> list[Any]:
+        """``[fn(item) for item in items]`` in ``workers`` processes forked from this one (they read
+        this runner), results in the order of ``items``."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        global _FORKED_RUNNER
+        _FORKED_RUNNER = self
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(min(workers, len(items)), mp_context=ctx, initializer=_worker_init) as pool:
+                futures = [pool.submit(fn, it) for it in items]
+                bar = {"desc": desc} if desc else {"disable": True}
+                for _ in progress(as_completed(futures), total=len(futures), **bar):
+                    pass
+                return [f.result() for f in futures]
+        finally:
+            _FORKED_RUNNER = None
 
     def fit_one(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
         """Train variant ``name`` with ``seed`` at ``lr`` on the split; returns its results row (and
@@ -826,28 +853,16 @@ class _Runner:
         (:func:`run_comparison`); the rows in the order of ``runs``."""
         if workers <= 1 or len(runs) <= 1:
             return [self.fit_one(n, s, lr, keep_outputs=k) for n, s, lr, k in progress(runs, desc=desc)]
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        global _FORKED_RUNNER
         for name in dict.fromkeys(r[0] for r in runs):  # containers built once, before the fork shares them
             self.data_of(self.build(name), name)
-        groups = _stage1_groups(runs)
         done: dict[tuple[str, int], dict[str, Any]] = {}
-        _FORKED_RUNNER = self
-        try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(min(workers, len(groups)), mp_context=ctx, initializer=_worker_init) as pool:
-                futures = [pool.submit(_fit_group, g) for g in groups]
-                for fut in progress(as_completed(futures), total=len(futures), desc=f"{desc} ({workers} workers)"):
-                    for row, curves, kept in fut.result():
-                        done[(row["model"], row["seed"])] = row
-                        for k, c in curves.items():
-                            self.res.curves.setdefault(k, {}).update(c)
-                        if kept is not None:
-                            self.res.models[row["model"]], self.res.outputs[row["model"]] = kept
-        finally:
-            _FORKED_RUNNER = None
+        for results in self._in_workers(_fit_group, _stage1_groups(runs), workers, f"{desc} ({workers} workers)"):
+            for row, curves, kept in results:
+                done[(row["model"], row["seed"])] = row
+                for k, c in curves.items():
+                    self.res.curves.setdefault(k, {}).update(c)
+                if kept is not None:
+                    self.res.models[row["model"]], self.res.outputs[row["model"]] = kept
         for k in self.res.curves:  # seeds ascending, as the sequential order leaves them
             self.res.curves[k] = dict(sorted(self.res.curves[k].items()))
         return [done[(n, s)] for n, s, _, _ in runs]
