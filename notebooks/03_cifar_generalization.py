@@ -50,9 +50,9 @@
 # `data_dir` / `$HGUTILS_DATA`; otherwise a clearly named stand-in (MNIST 5k subset at `medium`).
 # `smoke` always uses the 8×8 digits stand-in so that it runs anywhere.
 #
-# Scales: `smoke` (CI: 80 classifiers, T = 4, a few steps — runs every code path, judges no claim),
-# `medium` (800 classifiers, T = 9 at the Small CNN Zoo's checkpoint epochs, 400 steps per model,
-# 3 seeds), `paper` (30,000 classifiers, GPU).
+# Scales: `smoke` (CI: 80 classifiers, T = 4, 3 epochs — runs every code path, judges no claim),
+# `medium` (800 classifiers, T = 9 at the Small CNN Zoo's checkpoint epochs, NFN's budget of up to 50
+# epochs at batch 8 with early stopping, 3 seeds), `paper` (30,000 classifiers, GPU).
 
 # %% tags=["parameters"]
 scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, ≤ 45 min, CPU) | "paper" (GPU, hours)
@@ -63,7 +63,7 @@ results_dir = None  # str or None: None means <repo>/results
 figures_dir = None  # str or None: None means <repo>/figures
 # optional per-field overrides of the preset, None = use the preset:
 n_seeds = None  # int or None: model seeds
-steps = None  # int or None: optimiser steps per model and seed
+epochs = None  # int or None: epoch cap per model and seed (early stopping on validation)
 inputs = None  # str or None: standardize | delta | rms | none (how every model's inputs are prepared)
 
 # %% tags=[]
@@ -74,6 +74,7 @@ import pandas as pd
 from IPython.display import display
 
 from hgutils.experiments import nb03_cifar_generalization as ex
+from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_pred_vs_true, plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import Claims, output_dirs, seed_everything
 from hgutils.weightspace import comparison as cmp
@@ -81,7 +82,7 @@ from hgutils.weightspace import comparison as cmp
 logging.getLogger("hgutils").setLevel(logging.WARNING)
 pd.set_option("display.max_colwidth", None)
 pd.set_option("display.width", 250)
-cfg = ex.CONFIG.from_scale(scale, n_seeds=n_seeds, steps=steps, inputs=inputs)
+cfg = ex.CONFIG.from_scale(scale, n_seeds=n_seeds, epochs=epochs, inputs=inputs)
 seed_everything(seed)
 out_res, out_fig = output_dirs("03_cifar_generalization", scale, results_dir, figures_dir)
 seeds = [seed + i for i in range(cfg.n_seeds)]
@@ -113,12 +114,15 @@ display(ex.hyperparameter_summary(zoo))
 # channels for NFN/StatNN/FlatMLP, as edge channels for GMN); GTH-GMN reads the trajectory by
 # construction and "GTH-GMN (T=1)" is its final-checkpoint version.
 #
-# **Protocol shared with notebooks 01 and 03** (`hgutils.weightspace.comparison`): one split; the same
+# **Protocol shared with notebooks 01 and 02** (`hgutils.weightspace.comparison`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
-# dropped); the same budget in optimiser steps through the one training loop; each model's learning
-# rate chosen from a small grid on the validation split; and the learnability gate — a model whose
-# training loss never left its plateau is reported, and any claim that uses it reads "inconclusive
-# (did not train)". The table lists the learning rate used, the steps spent and the gate per model.
+# dropped); the same epoch cap and batch with early stopping on validation through the one training
+# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so); each
+# baseline with its authors' optimiser settings (`recipe` column: GMN as Neural Graphs' CNN-zoo
+# script — AdamW, weight decay 5·10⁻⁴, AMSGrad, clip 10; StatNN as NFN's StatNet — Adam 10⁻³), the
+# other models with a learning rate chosen from a small grid on the validation split; and the
+# learnability gate — a model whose training loss never left its plateau is reported, and any claim
+# that uses it reads "inconclusive (did not train)".
 
 # %% tags=[]
 splits = cmp.make_splits(len(zoo), cfg.val_fraction, cfg.test_fraction, seed=cfg.split_seed)
@@ -149,7 +153,13 @@ plt.show()
 # %% tags=[]
 summary = cmp.summarize(run.table, ["test_kendall_tau", "test_mse"])
 run.table.to_csv(out_res / "results.csv", index=False)
-display(summary[["model", "n_seeds", "test_kendall_tau", "test_mse"]])
+used = run.table.groupby("model", sort=False).agg(epochs=("epochs_run", "median"), capped=("capped", "sum"))
+display(
+    table(
+        summary[["model", "n_seeds", "test_kendall_tau", "test_mse"]].merge(used, left_on="model", right_index=True),
+        index=False,
+    )
+)
 fig = plot_results_bars(summary, "test_kendall_tau", title="test Kendall τ (mean ± std over seeds)")
 save_figure(fig, out_fig, "03_kendall_tau")
 plt.show()
