@@ -17,7 +17,8 @@ from hgutils.repro import INCONCLUSIVE, Claims
 def test_presets_follow_the_issue_and_the_paper() -> None:
     smoke, medium, paper = (ex.ILNNConfig.from_scale(s) for s in ("smoke", "medium", "paper"))
     assert smoke.cifar_datasets == ("cifar10",) and paper.cifar_datasets == ("cifar10", "cifar100")
-    assert medium.n_seeds >= 3 and "teb/dna_cmc" in medium.genomics_tasks
+    assert all(len(medium.seeds_for(t)) >= 3 for t in medium.genomics_tasks) and "teb/dna_cmc" in medium.genomics_tasks
+    assert medium.epochs_for("synthetic") == medium.synth_epochs > medium.genomics_epochs == medium.epochs_for("teb/x")
     # medium tests the paper's headline genomics claims (reduced protocol) on a hierarchy that does not saturate
     assert {"teb/processed_pseudogenes", "teb/unprocessed_pseudogenes", "synthetic"} <= set(medium.genomics_tasks)
     assert medium.genomics_patience > 0 and medium.synth_shift > 0 and medium.synth_label == "gene"
@@ -274,6 +275,10 @@ def test_claims_at_the_tasks_ceiling_are_not_judged() -> None:
         True,
     )
     assert _verdicts(bn) == {"gyrolbn_speed": "holds", "gyrolbn_accuracy": "not tested at this scale"}
+    skipped = Claims("04_ilnn_cifar_genomics", "medium")  # bn_accuracy=False: no accuracy runs
+    ex.bn_claims(skipped, timing, {}, data, True)
+    assert _verdicts(skipped)["gyrolbn_accuracy"] == "not tested at this scale"
+    assert "bn_accuracy=False" in skipped.rows[-1].verdict_detail
     bn = Claims("04_ilnn_cifar_genomics", "medium")
     runs = _runs({"gyrolbn": [0.9] * 3, "gyrobn": [0.8] * 3, "lbn": [0.85] * 3})
     ex.bn_claims(bn, timing, runs, data, True)
