@@ -17,7 +17,13 @@ from hgutils.repro import INCONCLUSIVE, Claims
 def test_presets_follow_the_issue_and_the_paper() -> None:
     smoke, medium, paper = (ex.ILNNConfig.from_scale(s) for s in ("smoke", "medium", "paper"))
     assert smoke.cifar_datasets == ("cifar10",) and paper.cifar_datasets == ("cifar10", "cifar100")
-    assert medium.n_seeds >= 3 and "teb/dna_cmc" in medium.genomics_tasks
+    assert all(len(medium.seeds_for(t)) >= 3 for t in medium.genomics_tasks) and "teb/dna_cmc" in medium.genomics_tasks
+    assert medium.epochs_for("synthetic") == medium.synth_epochs > medium.genomics_epochs == medium.epochs_for("teb/x")
+    # medium tests the paper's headline genomics claims (reduced protocol) on a hierarchy that does not saturate
+    assert {"teb/processed_pseudogenes", "teb/unprocessed_pseudogenes", "synthetic"} <= set(medium.genomics_tasks)
+    assert medium.genomics_patience > 0 and medium.synth_shift > 0 and medium.synth_label == "gene"
+    assert set(medium.genomics_flavours) == {"euclidean", "ilnn"} and paper.genomics_flavours == ex.FLAVOURS
+    assert smoke.genomics_tasks == ("synthetic",)  # smoke needs no data copy
     assert set(ex.GUE_TASKS) <= set(paper.genomics_tasks) and "teb/processed_pseudogenes" in paper.genomics_tasks
     assert paper.depth == 18 and paper.cifar_epochs == 200 and paper.cifar_schedule == "milestones"
     assert (paper.fc_dim, paper.channels, paper.genomics_lr) == (528, 32, 8e-4)
@@ -32,6 +38,14 @@ def test_presets_follow_the_issue_and_the_paper() -> None:
         ex.ILNNConfig.from_scale("smoke", cifar_ablations=("sqrt",))
     with pytest.raises(ValueError, match="scale_direction"):
         ex.ILNNConfig.from_scale("smoke", scale_direction="sqrt")
+    with pytest.raises(ValueError, match="genomics_flavours"):
+        ex.ILNNConfig.from_scale("smoke", genomics_flavours=("ilnn", "hcnn"))
+    with pytest.raises(ValueError, match="task=n"):
+        ex.ILNNConfig.from_scale("smoke", genomics_seeds=("synthetic:4",))
+    with pytest.raises(ValueError, match="synth_rates"):
+        ex.ILNNConfig.from_scale("smoke", synth_rates=(0.3, 0.1))
+    seeded = ex.ILNNConfig.from_scale("smoke", n_seeds=2, genomics_seeds=("synthetic=4",))
+    assert seeded.seeds_for("synthetic", 10) == [10, 11, 12, 13] and seeded.seeds_for("teb/dna_cmc", 10) == [10, 11]
 
 
 def test_load_cifar_selects_dataset_and_falls_back_to_a_labelled_standin(tmp_path: Path) -> None:
@@ -159,10 +173,83 @@ def test_genomics_claims_need_a_resolved_gain_and_name_untested_tasks() -> None:
     assert v["genomics_synthetic_hierarchy"] == "inconclusive"  # +1 point but within 2 se: not resolved
     assert v["genomics_covid"] == v["genomics_processed_pseudogenes"] == "not tested at this scale"
     why = {r.id: r.verdict_detail for r in c.rows}
-    assert "GUE CSVs" in why["genomics_covid"] and "in the paper preset" in why["genomics_processed_pseudogenes"]
+    assert "GUE data is not available here" in why["genomics_covid"] and "GUE/virus/covid" in why["genomics_covid"]
+    assert "no copy of the task found" in why["genomics_processed_pseudogenes"]  # in the medium preset
+    smoke = Claims("04_ilnn_cifar_genomics", "smoke")
+    ex.genomics_claims(smoke, {}, {}, ex.ILNNConfig.from_scale("smoke"), False)
+    assert "medium and paper preset" in {r.id: r.verdict_detail for r in smoke.rows}["genomics_processed_pseudogenes"]
     power = {r.id: r.power for r in c.rows}
     assert power["genomics_dna_cmc"] is None  # the paper reports no dna_cmc gain
     assert power["genomics_synthetic_hierarchy"] is None
+    ours = {r.id: r.ours for r in c.rows}  # every judged task says whether a 5-point gap is resolvable
+    assert ours["genomics_dna_cmc"]["5-point gap"] == "resolvable at 3 seeds"
+    assert ours["genomics_synthetic_hierarchy"]["5-point gap"].startswith("not resolvable at 3 seeds; needs")
+
+
+def test_pseudogene_claims_state_power_and_the_reduced_protocol() -> None:
+    cfg = ex.ILNNConfig.from_scale("medium")
+    reduced = ex.Split(
+        torch.zeros(4, 5, 3), torch.tensor([0, 1, 0, 1]), torch.zeros(2), torch.zeros(2), 2, "TEB", "REDUCED protocol"
+    )
+    gain = _runs({"euclidean": [0.30, 0.34, 0.28], "ilnn": [0.42, 0.47, 0.40]})
+    flat = _runs({"euclidean": [0.30, 0.40, 0.25], "ilnn": [0.31, 0.38, 0.27]})
+    for h in flat[1].values():
+        h.stopped = "epoch budget spent"  # seed 1 reached the epoch cap
+    c = Claims("04_ilnn_cifar_genomics", "medium")
+    ex.genomics_claims(
+        c,
+        {"teb/processed_pseudogenes": gain, "teb/unprocessed_pseudogenes": flat},
+        {"teb/processed_pseudogenes": reduced, "teb/unprocessed_pseudogenes": reduced},
+        cfg,
+        True,
+    )
+    rows = {r.id: r for r in c.rows}
+    pp, up = rows["genomics_processed_pseudogenes"], rows["genomics_unprocessed_pseudogenes"]
+    assert "REDUCED protocol" in pp.statement and pp.verdict == "holds"
+    assert pp.power["effect"] == pytest.approx(70.26 - 60.66) and pp.power["resolvable"]
+    assert up.verdict == "inconclusive" and up.power["effect"] == pytest.approx(64.90 - 51.94)
+    assert "epoch cap" in up.criterion and "euclidean (seed 1)" in up.criterion and "ilnn (seed 1)" in up.criterion
+    assert "epoch cap" not in pp.criterion
+    assert ex.cap_hits(flat) == ["euclidean (seed 1)", "ilnn (seed 1)"]
+    assert ex.results_table(flat, "test_mcc").loc["ilnn", "epochs run (* = cap)"] == "2, 2*, 2"
+
+
+def test_hierarchy_difficulty_and_paper_table_rows() -> None:
+    runs = _runs({"euclidean": [0.70, 0.74, 0.72], "ilnn": [0.80, 0.82, 0.81]})
+    d = ex.hierarchy_difficulty(runs)
+    assert d["Euclidean MCC"] == pytest.approx(72.0) and d["best model"] == "ilnn" and d["Euclidean in band"]
+    assert not d["any run >= ceiling"]
+    assert not ex.hierarchy_difficulty(_runs({"euclidean": [0.99] * 3, "ilnn": [1.0] * 3}))["Euclidean in band"]
+    cfg = ex.ILNNConfig.from_scale("medium")
+    summ = ex.seed_summary(runs, "test_mcc")
+    table = ex.paper_table(
+        {},
+        {"teb/processed_pseudogenes": summ, "synthetic": summ},
+        {"teb/processed_pseudogenes": "REDUCED protocol: x", "synthetic": "s"},
+        cfg,
+    ).set_index("quantity")
+    assert table.loc["teb/processed_pseudogenes MCC (%), ILNN", "ours (mean ± sd)"].endswith("(REDUCED protocol)")
+    assert table.loc["teb/processed_pseudogenes MCC (%), ILNN", "paper"] == 70.26
+    gue = table.loc["gue/covid MCC (%), ILNN", "ours: protocol"]
+    assert gue.startswith("GUE data is not available here") and "GUE/virus/covid/{train,dev,test}.csv" in gue
+    assert "synthetic MCC (%), HCNN-Lorentz" not in table.index  # a flavour not trained has no row
+    assert "synthetic MCC (%), ILNN" in table.index
+
+
+def test_bn_comparison_reuses_the_ilnn_run_and_stopwatch_records_sections() -> None:
+    cfg = ex.ILNNConfig.from_scale(
+        "smoke", synth_genes_per_family=1, synth_variants=8, synth_length=24, genomics_epochs=1, channels=4, fc_dim=8
+    )
+    data = ex.genomics_task(cfg, "synthetic")
+    first = ex.run_genomics(cfg, data, 0, flavours=("ilnn",))["ilnn"]
+    runs = ex.bn_comparison(cfg, data, 0, gyrolbn=first)
+    assert runs["gyrolbn"] is first and set(runs) == {"gyrolbn", "gyrobn", "lbn"}
+    assert all(len(h.val_mcc) == 1 for h in runs.values())
+    clock = ex.Stopwatch()
+    clock.lap("a")
+    clock.lap("b")
+    t = clock.table()
+    assert list(t.index) == ["a", "b", "total"] and t.loc["total", "minutes"] >= t.loc["a", "minutes"] >= 0
 
 
 def test_claims_at_the_tasks_ceiling_are_not_judged() -> None:
@@ -188,6 +275,10 @@ def test_claims_at_the_tasks_ceiling_are_not_judged() -> None:
         True,
     )
     assert _verdicts(bn) == {"gyrolbn_speed": "holds", "gyrolbn_accuracy": "not tested at this scale"}
+    skipped = Claims("04_ilnn_cifar_genomics", "medium")  # bn_accuracy=False: no accuracy runs
+    ex.bn_claims(skipped, timing, {}, data, True)
+    assert _verdicts(skipped)["gyrolbn_accuracy"] == "not tested at this scale"
+    assert "bn_accuracy=False" in skipped.rows[-1].verdict_detail
     bn = Claims("04_ilnn_cifar_genomics", "medium")
     runs = _runs({"gyrolbn": [0.9] * 3, "gyrobn": [0.8] * 3, "lbn": [0.85] * 3})
     ex.bn_claims(bn, timing, runs, data, True)

@@ -40,6 +40,7 @@ def hierarchical_sequences(
     clade_rate: float = 0.4,
     motif_length: int = 8,
     motifs_per_family: int = 2,
+    shift: int = 0,
     seed: int = 0,
 ) -> SequenceData:
     r"""Synthetic DNA whose class structure is a tree: (clades ->) families -> genes -> variants.
@@ -48,22 +49,30 @@ def hierarchical_sequences(
     every position, independently with probability ``p``, is replaced by one of the three *other*
     bases chosen uniformly):
 
-    1. A root sequence of ``length`` uniform random bases.
+    1. A root sequence of ``length + shift`` uniform random bases (the ancestors' coordinates).
     2. Optional clade level: if ``n_classes`` is given it must divide ``n_families``; each of the
        ``n_classes`` clade ancestors is the root mutated at ``clade_rate``, and families
        ``f`` with ``f // (n_families / n_classes) == k`` belong to clade ``k``. Without ``n_classes``
        the root is the single ancestor of all families.
     3. Family ancestors: the clade ancestor mutated at ``rates[0]``, then ``motifs_per_family``
-       random motifs of ``motif_length`` bases are written at random non-overlapping positions. Motif
-       positions are *conserved*: later levels never mutate them (a family's signature motifs).
+       random motifs of ``motif_length`` bases are written at random non-overlapping positions in
+       ``[shift, length)``. Motif positions are *conserved*: later levels never mutate them (a family's
+       signature motifs).
     4. Gene ancestors (``genes_per_family`` per family): the family ancestor mutated at ``rates[1]``
        outside the motifs.
-    5. Variants (``variants_per_gene`` per gene, the returned sequences): the gene ancestor mutated at
-       ``rates[2]`` outside the motifs.
+    5. Variants (``variants_per_gene`` per gene): the gene ancestor mutated at ``rates[2]`` outside the
+       motifs; the returned sequence is its window ``[o, o + length)`` with the offset ``o`` uniform in
+       ``0 .. shift`` per variant (``shift = 0``: the whole ancestor). Every window contains all the
+       family's motifs, but at positions that move with ``o``: with ``shift > 0`` a model must find
+       the motifs wherever they are (as in real sequences, whose homologous sites are not aligned),
+       which makes the task harder without changing the tree.
 
     With decreasing rates, expected normalised Hamming distances are ordered
     within gene (about :math:`2 p_2`) < within family (about :math:`2(p_1 + p_2)`) < across families
-    (about :math:`2(p_0 + p_1 + p_2)`, saturating at 3/4), i.e. the data is an ultrametric-like tree.
+    (about :math:`2(p_0 + p_1 + p_2)`, saturating at 3/4), i.e. the data is an ultrametric-like tree
+    (distances between variants taken in the ancestors' coordinates, i.e. aligned by their offsets).
+    The ordering holds for any ``p_1 > 0``; the task gets harder as ``p_1`` (what separates genes)
+    shrinks against ``p_2`` (noise within a gene), as ``shift`` grows and as ``motif_length`` shrinks.
 
     Labels are the ids at ``label_level``: ``"clade"`` (default when ``n_classes`` is given),
     ``"family"`` (default otherwise) or ``"gene"``. The returned order is the class-stratified order of
@@ -75,8 +84,10 @@ def hierarchical_sequences(
     SequenceData
         ``seqs`` (``n_families * genes_per_family * variants_per_gene`` strings of ``length``),
         ``labels``, ``classes`` and ``meta`` with int64 ``[N]`` tensors ``"clade"``, ``"family"``,
-        ``"gene"`` (global gene id ``family * genes_per_family + g``) and ``"variant"`` (global), plus
-        ``"motifs"`` (per family: list of ``(position, motif)``) and ``"params"``.
+        ``"gene"`` (global gene id ``family * genes_per_family + g``), ``"variant"`` (global) and
+        ``"offset"`` (each window's start ``o``), plus ``"motifs"`` (per family: list of ``(position,
+        motif)`` in the ancestors' coordinates: variant ``i`` holds a motif at ``position - offset[i]``)
+        and ``"params"``.
     """
     n_families = _check_pos_int("n_families", n_families)
     genes_per_family = _check_pos_int("genes_per_family", genes_per_family)
@@ -85,8 +96,14 @@ def hierarchical_sequences(
     motif_length = _check_pos_int("motif_length", motif_length)
     if not isinstance(motifs_per_family, (int, np.integer)) or motifs_per_family < 0:
         raise ValueError(f"motifs_per_family must be a non-negative int; got {motifs_per_family!r}")
-    if motif_length * motifs_per_family > length:
-        raise ValueError(f"motifs need {motif_length * motifs_per_family} positions but length is {length}")
+    if not isinstance(shift, (int, np.integer)) or isinstance(shift, bool) or shift < 0:
+        raise ValueError(f"shift must be a non-negative int; got {shift!r}")
+    shift = int(shift)
+    if motif_length * motifs_per_family > length - shift:
+        raise ValueError(
+            f"motifs need {motif_length * motifs_per_family} positions but only length - shift = "
+            f"{length - shift} are inside every window"
+        )
     if n_classes is not None:
         n_classes = _check_pos_int("n_classes", n_classes)
         if n_families % n_classes:
@@ -105,24 +122,25 @@ def hierarchical_sequences(
         raise ValueError("label_level='clade' needs n_classes (the number of clades)")
 
     rng = np.random.default_rng(seed)
-    root = rng.integers(0, 4, size=length)
+    full = length + shift
+    root = rng.integers(0, 4, size=full)
     n_clades = n_classes if n_classes is not None else 1
     clades = [_mutate(rng, root, clade_rate, None) if n_classes is not None else root for _ in range(n_clades)]
     fam_per_clade = n_families // n_clades
 
     seqs: list[np.ndarray] = []
-    ids: dict[str, list[int]] = {"clade": [], "family": [], "gene": [], "variant": []}
+    ids: dict[str, list[int]] = {"clade": [], "family": [], "gene": [], "variant": [], "offset": []}
     motifs: list[list[tuple[int, str]]] = []
     for f in range(n_families):
         clade = f // fam_per_clade
         fam = _mutate(rng, clades[clade], rates[0], None)
-        conserved = np.zeros(length, dtype=bool)
-        # non-overlapping motif slots: choose start offsets among length - k*m free positions
-        free = length - motif_length * motifs_per_family
+        conserved = np.zeros(full, dtype=bool)
+        # non-overlapping motif slots in [shift, length): start offsets among length - shift - k*m free positions
+        free = length - shift - motif_length * motifs_per_family
         offsets = np.sort(rng.choice(free + motifs_per_family, size=motifs_per_family, replace=False))
         fam_motifs = []
         for j, off in enumerate(offsets):
-            start = int(off - j + j * motif_length)
+            start = shift + int(off - j + j * motif_length)
             motif = rng.integers(0, 4, size=motif_length)
             fam[start : start + motif_length] = motif
             conserved[start : start + motif_length] = True
@@ -131,7 +149,10 @@ def hierarchical_sequences(
         for g in range(genes_per_family):
             gene = _mutate(rng, fam, rates[1], conserved)
             for _ in range(variants_per_gene):
-                seqs.append(_mutate(rng, gene, rates[2], conserved))
+                var = _mutate(rng, gene, rates[2], conserved)
+                o = int(rng.integers(0, shift + 1)) if shift else 0
+                seqs.append(var[o : o + length])
+                ids["offset"].append(o)
                 ids["clade"].append(clade)
                 ids["family"].append(f)
                 ids["gene"].append(f * genes_per_family + g)
@@ -155,6 +176,7 @@ def hierarchical_sequences(
         "clade_rate": clade_rate,
         "motif_length": motif_length,
         "motifs_per_family": int(motifs_per_family),
+        "shift": shift,
         "seed": seed,
     }
     source = (
@@ -165,6 +187,8 @@ def hierarchical_sequences(
         else f"synthetic hierarchical DNA ({n_families} families x {genes_per_family} genes x "
         f"{variants_per_gene} variants, length {length}, rates {rates}, labels by {label_level}, seed {seed})"
     )
+    if shift:
+        source = source[:-1] + f", motif length {motif_length}, windows shifted by up to {shift})"
     meta = {k: torch.from_numpy(v[order]) for k, v in arr.items()}
     meta["motifs"] = motifs
     meta["params"] = params
