@@ -79,6 +79,14 @@ def deep_inr_zoo(
     )
 
 
+def _steps_label(steps: Any) -> str:
+    """The snapshot steps in full when there are at most five, else the first, the last and the count."""
+    s = [int(v) for v in steps]
+    if len(s) <= 5:
+        return ", ".join(map(str, s))
+    return f"{s[0]} to {s[-1]} ({len(s)} snapshots)"
+
+
 def zoo_summary(zoos: dict[str, Any]) -> pd.DataFrame:
     """One row per zoo: INRs, architecture, snapshots, fit quality (PSNR) and how far the weights moved
     between the first and the last snapshot (:meth:`hgutils.weightspace.zoo.Zoo.movement`)."""
@@ -93,7 +101,7 @@ def zoo_summary(zoos: dict[str, Any]) -> pd.DataFrame:
                 "INRs": len(zoo),
                 "sizes": "-".join(str(s) for s in zoo.spec.sizes),
                 "T": zoo.T,
-                "steps": f"{int(zoo.steps[0])}, {int(zoo.steps[1])}, ..., {int(zoo.steps[-1])}",
+                "steps": _steps_label(zoo.steps),
                 "PSNR median (dB)": round(float(p.median()), 1),
                 "PSNR p10 (dB)": round(float(p.quantile(0.1)), 1),
                 "moved t0 -> last": round(mv["all"], 3),
