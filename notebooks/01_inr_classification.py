@@ -137,7 +137,10 @@ minutes["zoos"] = (time.time() - t0) / 60
 # DWSNets — AdamW 5·10⁻³, weight decay 5·10⁻⁴, AMSGrad; StatNN as NFN's StatNet — Adam 10⁻³); every other
 # model's learning rate is chosen from a small grid on the validation split first (first seed, a shorter
 # run; cached). GTH-GMN's ablations run on the first `ablation_seeds` seeds, the side variants on the first
-# seed. With `workers` > 1 the (model, seed) runs are fitted side by side in that many one-thread processes.
+# seed. The two message-passing baselines (DWSNet, GMN: about one CPU-minute per epoch each on 2,400 training
+# INRs) run on the first `slow_seeds` seeds under their own epoch cap (`epoch_caps`) when the preset cannot
+# afford more; at medium that is one seed and 15 epochs, so their rows may be *capped* and a claim that
+# picks one of them as the best baseline has no standard error on its side. With `workers` > 1 the (model, seed) runs are fitted side by side in that many one-thread processes.
 #
 # **Inputs.** The baselines read every parameter entry standardised per snapshot with the training INRs'
 # mean and std (DWSNets' pipeline); GTH-GMN reads the trained weights (its decoder reconstructs them).
@@ -152,6 +155,7 @@ t0 = time.time()
 kwargs = cfg.comparison_kwargs(device)
 ablation_seeds = {v: seeds[: cfg.ablation_seeds] for v in cfg.ablation_variants}
 side_seeds = {v: seeds[:1] for v in cfg.side_variants}
+slow_seeds = {v: seeds[: cfg.slow_seeds] for v in cfg.slow_variants} if cfg.slow_seeds else {}
 runs, splits = {}, {}
 for ds, zoo in zoos.items():
     labels = zoo.meta["label"]
@@ -166,7 +170,7 @@ for ds, zoo in zoos.items():
         splits[ds],
         seeds,
         desc=ds,
-        variant_seeds={**ablation_seeds, **side_seeds},
+        variant_seeds={**ablation_seeds, **side_seeds, **slow_seeds},
         **kwargs,
     )
     print(ds, "inputs:", runs[ds].inputs)

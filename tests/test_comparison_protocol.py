@@ -237,3 +237,22 @@ def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_
     ]
     with pytest.raises(ValueError, match="workers must be >= 1"):
         cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0], workers=0, **kw)
+
+
+def test_epoch_caps_lower_one_models_cap_and_mark_its_runs_capped(tmp_path, monkeypatch):
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=24, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
+    cfg = TrainConfig(epochs=4, batch_size=6, patience=1000)
+    run = cmp.run_comparison(
+        zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0], train_cfg=cfg, epoch_caps={"StatNN": 2}
+    )
+    rows = run.table.set_index("model")
+    assert rows.loc["StatNN", "epochs_run"] == 2 and bool(rows.loc["StatNN", "capped"])
+    assert rows.loc["FlatMLP", "epochs_run"] == 4  # the shared cap (no early stop: patience 1000)
+    with pytest.raises(ValueError, match="epoch_caps: unknown model 'GMM'"):
+        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], train_cfg=cfg, epoch_caps={"GMM": 2})
+    with pytest.raises(ValueError, match="must be >= 1"):
+        cmp.ComparisonSettings(epoch_caps=(("GMN", 0),))
+    assert cmp.ComparisonSettings(epoch_caps=(("GMN", 3),)).comparison_kwargs()["epoch_caps"] == {"GMN": 3}

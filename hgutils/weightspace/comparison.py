@@ -384,12 +384,15 @@ class ComparisonSettings(Preset):
     recipes: str = "optimizer"  # baselines' reference training recipes (RECIPE_MODES): "none" | "optimizer" |
     # "full"
     workers: int = 1  # processes that fit (model, seed) runs side by side, one thread each (1: in this process)
+    epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
+    # model the budget cannot afford to train to convergence (its capped runs are marked as such)
 
     def __post_init__(self) -> None:
         if self.recipes not in RECIPE_MODES:
             raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1; got {self.workers}")
+        _check_epoch_caps(dict(self.epoch_caps))
 
     def gate(self) -> Any:
         """The :class:`hgutils.train.LearnabilityGate` of these settings."""
@@ -426,7 +429,16 @@ class ComparisonSettings(Preset):
             "gate": self.gate(),
             "recipes": self.recipes,
             "workers": self.workers,
+            "epoch_caps": dict(self.epoch_caps),
         }
+
+
+def _check_epoch_caps(caps: Mapping[str, int]) -> None:
+    for name, cap in caps.items():
+        if name not in VARIANTS:
+            raise ValueError(f"epoch_caps: unknown model {name!r}; known: {sorted(VARIANTS)}")
+        if int(cap) < 1:
+            raise ValueError(f"epoch_caps: the cap of {name!r} must be >= 1; got {cap}")
 
 
 def _data_key(model: Any) -> tuple[str, str, bool]:
@@ -501,6 +513,7 @@ def run_comparison(
     variant_seeds: Mapping[str, Sequence[int]] | None = None,
     recipes: str = "none",
     workers: int = 1,
+    epoch_caps: Mapping[str, int] | None = None,
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -553,13 +566,19 @@ def run_comparison(
         runs that share GTH-GMN's stage 1 (variants differing only in their stage-2 settings) stay in
         one process, in order. Each run seeds itself, so the results are those of ``workers=1`` up to
         floating-point summation order.
+    epoch_caps
+        ``{model: epochs}``: a lower epoch cap for these models (an expensive baseline the budget cannot
+        train to convergence); it replaces ``train_cfg.epochs`` (and a step cap) for that model only,
+        and a run that reaches it is marked ``capped`` like any other.
     """
     from hgutils.weightspace.training import TrainConfig
 
     seeds = _check_run(zoo, target, variants, splits, seeds, lr_grid)
     if recipes not in RECIPE_MODES:
         raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {recipes!r}")
+    _check_epoch_caps(epoch_caps or {})
     runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate, recipes)
+    runner.epoch_caps = {k: int(v) for k, v in (epoch_caps or {}).items()}
     runner.prepare(inputs, drop_constant)
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
@@ -681,6 +700,7 @@ class _Runner:
         self.prep_time: dict[Any, float] = {}
         self.pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
         self.fingerprint = ""
+        self.epoch_caps: dict[str, int] = {}
 
     def prepare(self, inputs: str, drop_constant: bool) -> None:
         """Every model's inputs (:func:`prepare_inputs`); models that read the trained weights get the
@@ -704,6 +724,8 @@ class _Runner:
         """The loop settings of one run: the shared ones, with the reference recipe's optimiser
         (and, ``recipes="full"``, its batch size and epoch cap) applied per :func:`run_comparison`."""
         cfg = replace(self.train_cfg, seed=seed, lr=lr)
+        if name in self.epoch_caps:
+            cfg = replace(cfg, epochs=self.epoch_caps[name], steps=None)
         r = self.recipe(name)
         if r is None:
             return cfg
@@ -716,7 +738,7 @@ class _Runner:
             grad_clip=r.grad_clip,
         )
         if self.recipes == "full":
-            cfg = replace(cfg, batch_size=r.batch_size, epochs=r.epochs, steps=None)
+            cfg = replace(cfg, batch_size=r.batch_size, epochs=self.epoch_caps.get(name, r.epochs), steps=None)
         return cfg
 
     def data_of(self, model: Any, name: str) -> Any:

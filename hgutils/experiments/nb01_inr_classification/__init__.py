@@ -44,6 +44,7 @@ from hgutils.experiments.nb01_inr_classification.preset import (
     PAPER_TRAIN_INRS,
     SHARED_VARIANTS,
     SIDE_VARIANTS,
+    SLOW_VARIANTS,
     INRClassificationConfig,
 )
 from hgutils.experiments.nb01_inr_classification.zoos import deep_inr_zoo, inr_zoo, shared_zoo, zoo_summary
@@ -68,6 +69,7 @@ __all__ = [
     "PAPER_TRAIN_INRS",
     "SHARED_VARIANTS",
     "SIDE_VARIANTS",
+    "SLOW_VARIANTS",
     "curve_table",
     "deep_figure",
     "deep_inr_zoo",

@@ -38,6 +38,9 @@ INR_VARIANTS: tuple[str, ...] = (
 ABLATION_VARIANTS: tuple[str, ...] = ("GTH-GMN (T=1)", "GTH-GMN (Euclidean)", "GTH-GMN (no GRU)")
 #: one-seed variants shown beside the protocol: the literal link reading and end-to-end fine-tuning
 SIDE_VARIANTS: tuple[str, ...] = ("GTH-GMN (literal links)", "GTH-GMN (fine-tuned)")
+#: the costly reference baselines (about one CPU-minute per epoch each at 2,400 training INRs): medium
+#: runs them on fewer seeds, under their own epoch cap (``slow_seeds``, ``epoch_caps``)
+SLOW_VARIANTS: tuple[str, ...] = ("DWSNet", "GMN")
 #: the models run on the shared-initialisation zoo (the easier variant)
 SHARED_VARIANTS: tuple[str, ...] = ("GTH-GMN", "StatNN", "NFN_NP", "FlatMLP", "FlatMLP+aug")
 #: the cheap models of the zoo-size learning curve
@@ -64,6 +67,8 @@ class INRClassificationConfig(ComparisonSettings):
     ablation_variants: tuple[str, ...] = ABLATION_VARIANTS  # run on the first ablation_seeds seeds
     ablation_seeds: int = 1  # seeds of the GTH-GMN ablations (>= 2 for a standard error)
     side_variants: tuple[str, ...] = SIDE_VARIANTS  # first seed only
+    slow_variants: tuple[str, ...] = SLOW_VARIANTS  # run on the first slow_seeds seeds (0: every seed)
+    slow_seeds: int = 0  # seeds of the costly message-passing baselines (medium: their cost allows one)
     shared_images: int = 60  # INRs of the shared-initialisation zoo (0: skip it)
     shared_variants: tuple[str, ...] = SHARED_VARIANTS
     shared_seeds: int = 1  # seeds of the models on the shared-initialisation zoo
@@ -93,16 +98,20 @@ class INRClassificationConfig(ComparisonSettings):
         "smoke": {},
         "medium": {
             "datasets": ("mnist",),
-            "n_images": 5000,
+            "n_images": 3000,
             "inr_steps": 200,
             "T": 20,
             "n_seeds": 3,
             "ablation_seeds": 2,
-            "epochs": 200,
+            "side_variants": ("GTH-GMN (literal links)",),
+            "slow_seeds": 1,
+            "epoch_caps": (("DWSNet", 15), ("GMN", 15)),
+            "epochs": 100,
             "patience": 15,
             "batch_size": 32,
             "lr_search_steps": 300,
-            "pretrain_networks": 512,
+            "pretrain_networks": 256,
+            "pretrain_steps": 160,
             "refine_steps": 10,
             "refine_lr": 0.3,
             "lr_grid": (1e-3, 3e-3),
@@ -110,9 +119,9 @@ class INRClassificationConfig(ComparisonSettings):
             "ceiling_steps": 600,
             "val_fraction": 0.1,
             "test_fraction": 0.1,
-            "shared_images": 1000,
-            "shared_seeds": 3,
-            "curve_sizes": (500, 1000, 2000, 4000),
+            "shared_images": 600,
+            "shared_seeds": 2,
+            "curve_sizes": (500, 1000, 2000, 2400),
             "n_figure_nets": 16,
             "recon_networks": 128,
             "deep_images": 32,
@@ -120,6 +129,7 @@ class INRClassificationConfig(ComparisonSettings):
             "deep_T": 100,
             "deep_steps": 1000,
             "deep_epochs": 40,
+            "workers": 2,
         },
         "paper": {
             "datasets": ("mnist", "fashion_mnist"),
