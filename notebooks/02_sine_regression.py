@@ -49,8 +49,9 @@
 # every snapshot) give a yardstick of how much of (a, b) the weights carry.
 #
 # Scales: `smoke` (CI: 64 INRs, 2 epochs — runs every code path, judges no claim),
-# `medium` (2,000 INRs, T = 10 log-spaced snapshots, up to 500 epochs per encoder with early stopping,
-# 3 seeds), `paper` (12,000 INRs, T = 80, 5 seeds, GPU).
+# `medium` (2,000 INRs, T = 10 log-spaced snapshots, up to 150 epochs per encoder with early stopping —
+# DWSNet and GMN, about 0.2 CPU-seconds per step, up to 25 — 3 seeds, two one-thread workers),
+# `paper` (12,000 INRs, T = 80, up to 500 epochs, 5 seeds, GPU).
 
 # %% tags=["parameters"]
 scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, ≤ 45 min, CPU) | "paper" (GPU, hours)
@@ -112,7 +113,8 @@ print(f"final fit MSE: median {fl.median():.2e}, 90th percentile {fl.quantile(0.
 # **Protocol shared with notebooks 01 and 03** (`hgutils.weightspace.comparison`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
 # dropped); the same epoch cap with early stopping on the validation loss through the one training
-# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so); each
+# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; `epoch_caps`
+# lowers the cap for a model the preset cannot afford to train longer, and the table shows it); each
 # baseline with its authors' optimiser settings (`recipe` column: DWSNet as DWSNets' self-supervised
 # trainer — AdamW 5·10⁻³, weight decay 5·10⁻⁴, AMSGrad; GMN as Neural Graphs; StatNN as NFN's StatNet),
 # the other models with a learning rate chosen from a small grid on the validation split; and the

@@ -52,7 +52,8 @@
 #
 # Scales: `smoke` (CI: 80 classifiers, T = 4, 3 epochs — runs every code path, judges no claim),
 # `medium` (800 classifiers, T = 9 at the Small CNN Zoo's checkpoint epochs, NFN's budget of up to 50
-# epochs at batch 8 with early stopping, 3 seeds), `paper` (30,000 classifiers, GPU).
+# epochs at batch 8 with early stopping, GTH-GMN's reconstruction stage up to 400 steps on 256 networks,
+# 3 seeds, two one-thread workers), `paper` (30,000 classifiers, GPU).
 
 # %% tags=["parameters"]
 scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, ≤ 45 min, CPU) | "paper" (GPU, hours)

@@ -105,6 +105,7 @@ class GeneralizationConfig(ComparisonSettings):
             "lr_grid": (1e-3, 3e-3),
             "lr_search_steps": 300,
             "pretrain_networks": 256,
+            "pretrain_steps": 400,
             "refine_steps": 10,
             "refine_lr": 0.3,
             "test_fraction": 0.3,
