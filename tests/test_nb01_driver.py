@@ -28,6 +28,8 @@ def test_zoo_summary_reports_fit_quality_and_movement():
     t = ex.zoo_summary({"z": zoo})
     assert t.loc[0, "INRs"] == 6 and t.loc[0, "T"] == 3
     assert t.loc[0, "moved t0 -> last"] == pytest.approx(zoo.movement(0, -1)["all"], abs=1e-3)
+    assert t.loc[0, "steps"] == ", ".join(str(int(s)) for s in zoo.steps)  # short lists in full, no "..."
+    assert ex.zoos._steps_label(range(0, 200, 10)) == "0 to 190 (20 snapshots)"
 
 
 def test_learning_curve_trains_on_growing_prefixes_of_the_training_split():
