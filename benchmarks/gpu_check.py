@@ -191,8 +191,8 @@ def part_04(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
 
     from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
     from hgutils.experiments.paper_dryrun import classifier_step
+    from hgutils.nn.fitting import VISION_RECIPE
     from hgutils.nn.resnets import resnet
-    from hgutils.nn.training import VISION_RECIPE
 
     part = rep.part("04")
     part["what"] = (
@@ -281,11 +281,11 @@ def _timed_step(make: Any, b: int, device: str, reps: int) -> float:
 
 
 def _task_step(model: Any, data: Any, labels: Any, b: int, kw: dict[str, Any]) -> Any:
-    """One training step of ``model`` on ``b`` networks, as :func:`hgutils.weightspace.training.fit`
+    """One training step of ``model`` on ``b`` networks, as :func:`hgutils.weightspace.tasks.fit`
     takes it (GTH-GMN's two-stage and fine-tuned protocols: the stage-1 reconstruction step)."""
     import torch
 
-    from hgutils.weightspace.training import MetaNetTask, ReconstructionTask
+    from hgutils.weightspace.tasks import MetaNetTask, ReconstructionTask
 
     protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
     cls = ReconstructionTask if protocol in ("two_stage", "finetune") else MetaNetTask
@@ -298,7 +298,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
     from hgutils.experiments import nb01_inr_classification as ex
     from hgutils.repro import seed_everything
     from hgutils.weightspace import comparison as cmp
-    from hgutils.weightspace.training import embeddings, fit
+    from hgutils.weightspace.tasks import embeddings, fit
     from hgutils.weightspace.zoo import inr_image_zoo
 
     part = rep.part("01")

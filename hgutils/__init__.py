@@ -12,7 +12,7 @@ Subpackages (dependency direction left to right):
 - :mod:`hgutils.symmetry` -- positional encodings with exact lifts, SDF shapes, symmetry readout.
 - :mod:`hgutils.data`, :mod:`hgutils.repro`, :mod:`hgutils.plotting`, :mod:`hgutils.presets` --
   datasets, reproducibility (seeding, cache, claims ledger), one plotting style, scale presets.
-- :mod:`hgutils.train` -- the one training loop every model trains through (budgets, early
+- :mod:`hgutils.loop` -- the one training loop every model trains through (budgets, early
   stopping, checkpoint/resume, curves, the learnability check).
 - :mod:`hgutils.experiments` -- one driver module per notebook (its preset, paper numbers, runs,
   figures); :mod:`hgutils.runner` and :mod:`hgutils.notebook_tools` -- running, sweeping,

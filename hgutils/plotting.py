@@ -235,7 +235,7 @@ def plot_training_curves(
     axis) for every seed; ``trained[model] = False`` marks the panel "did not train" in red.
 
     ``curves[model][seed]`` is the loop's history (a list of per-epoch dicts, as
-    :class:`hgutils.train.TrainLog` records it). Epochs are integer ticks.
+    :class:`hgutils.loop.TrainLog` records it). Epochs are integer ticks.
     """
     from matplotlib.ticker import MaxNLocator
 

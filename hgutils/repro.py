@@ -512,7 +512,7 @@ class Claims:
     - neither (``holds=None``) is ``not tested at this scale``; ``reason=`` says why.
 
     ``trained={model: gate}`` records the learnability check of every model the claim judges (a
-    :class:`hgutils.train.GateResult`, or a dict with ``trained`` and ``reason``): if any did not
+    :class:`hgutils.loop.GateResult`, or a dict with ``trained`` and ``reason``): if any did not
     train, the verdict is ``inconclusive (did not train)``. ``save(results_dir)`` writes
     ``claims.json``; ``show()`` displays the table (verdict first, coloured);
     ``print_verdicts()`` prints only ``id: verdict`` lines -- the cell nbval checks.

@@ -81,7 +81,7 @@ from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_embedding_pca, plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import Claims, output_dirs, seed_everything
 from hgutils.weightspace import comparison as cmp
-from hgutils.weightspace.training import embeddings
+from hgutils.weightspace.tasks import embeddings
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
 cfg = ex.CONFIG.from_scale(scale, n_seeds=n_seeds, epochs=epochs, n_images=n_images, inputs=inputs)

@@ -173,7 +173,7 @@ plt.show()
 # (*lazy init*, same $g$ as lazy).
 #
 # **Checks, fixed before the results** (parameters cell). Every network must pass the learnability
-# check (`hgutils.train.LearnabilityGate`: loss at least 5 % below its initial value, training accuracy
+# check (`hgutils.loop.LearnabilityGate`: loss at least 5 % below its initial value, training accuracy
 # at least 0.1 above chance); a claim that judges a cell with a network that did not train reads
 # "inconclusive (did not train)". Regime checks per cell (medians over its networks): relative change
 # of the hidden weights $\|W-W_0\|_F/\|W_0\|_F$; alignment of the neural tangent kernel before and after

@@ -14,7 +14,7 @@ from hgutils.weightspace import comparison as cmp
 from hgutils.weightspace.metanets import WeightData, build_metanet, random_hidden_perms
 from hgutils.weightspace.metanets.flat import permute_hidden_per_network
 from hgutils.weightspace.stacked import mlp_forward
-from hgutils.weightspace.training import TrainConfig, fit
+from hgutils.weightspace.tasks import TrainConfig, fit
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
 SIZES = (2, 5, 4, 1)

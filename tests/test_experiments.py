@@ -163,7 +163,7 @@ from hgutils.experiments import nb01_inr_classification as nb01  # noqa: E402
 from hgutils.experiments import nb02_sine_regression as nb02  # noqa: E402
 from hgutils.experiments import nb03_cifar_generalization as nb03  # noqa: E402
 from hgutils.weightspace import comparison as ex  # noqa: E402
-from hgutils.weightspace.training import TrainConfig  # noqa: E402
+from hgutils.weightspace.tasks import TrainConfig  # noqa: E402
 from hgutils.weightspace.zoo import MLPSpec, Zoo  # noqa: E402
 
 
@@ -206,7 +206,7 @@ def test_make_splits_disjoint_stratified_deterministic():
 
 
 def test_run_comparison_identical_splits_and_table(monkeypatch):
-    import hgutils.weightspace.training as training
+    import hgutils.weightspace.tasks as training
 
     zoo = _tiny_zoo()
     splits = ex.make_splits(len(zoo), 0.2, 0.25, seed=0)

@@ -18,7 +18,7 @@ from hgutils.nn.hyperbolic_attention import (
 )
 from hgutils.weightspace.metanets import GTHGMN, GTHGMNConfig, WeightData, random_hidden_perms
 from hgutils.weightspace.metanets.gth_gmn import AUX_TERMS
-from hgutils.weightspace.training import TrainConfig, fit
+from hgutils.weightspace.tasks import TrainConfig, fit
 
 SIZES = (2, 4, 4, 1)
 

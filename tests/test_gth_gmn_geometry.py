@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hgutils.loop import train
 from hgutils.manifolds import poincare as pm
 from hgutils.nn.hyperbolic_attention import (
     HyperbolicGraphAttention,
@@ -17,14 +18,13 @@ from hgutils.nn.hyperbolic_attention import (
     hyperbolic_affine,
     pairwise_distance,
 )
-from hgutils.train import train
 from hgutils.weightspace.embedding_geometry import hyperbolic_radius
 from hgutils.weightspace.graphs import TemporalParamGraph
 from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.metanets.gth_gmn import PairSets, edge_labels, link_ceiling
 from hgutils.weightspace.metanets.gth_gmn.decoders import Geometry, SignedWeightHead, all_pair_distances
 from hgutils.weightspace.metanets.gth_gmn.links import edge_sets, masked_auc
-from hgutils.weightspace.training import ReconstructionTask, TrainConfig
+from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig
 
 
 # ------------------------------------------------------------------ the dense attention = its definition

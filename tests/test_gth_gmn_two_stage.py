@@ -6,9 +6,9 @@ import pytest
 import torch
 from test_training_loop import make_zoo
 
-from hgutils.train import Budget, train
+from hgutils.loop import Budget, train
 from hgutils.weightspace.metanets import build_metanet, random_hidden_perms
-from hgutils.weightspace.training import ReconstructionTask, TrainConfig, fit
+from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig, fit
 
 SMALL = dict(dim=8, heads=2, head_dim=4, gru_hidden=8, aux_edges=32)
 SIZES = (2, 4, 4, 1)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
-from hgutils.nn.training import History
+from hgutils.nn.fitting import History
 from hgutils.repro import INCONCLUSIVE, Claims
 
 

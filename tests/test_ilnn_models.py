@@ -10,12 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from hgutils.nn.diagnostics import init_diagnostics
-from hgutils.nn.genomics import GenomicCNN
-from hgutils.nn.lorentz import PLFC
-from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN, LorentzFC
-from hgutils.nn.ops import LorentzOptions
-from hgutils.nn.resnets import FLAVOURS, resnet
-from hgutils.nn.training import (
+from hgutils.nn.fitting import (
     GENOMICS_RECIPE,
     SCHEDULES,
     VISION_RECIPE,
@@ -27,6 +22,11 @@ from hgutils.nn.training import (
     random_crop_flip,
     train_classifier,
 )
+from hgutils.nn.genomics import GenomicCNN
+from hgutils.nn.lorentz import PLFC
+from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN, LorentzFC
+from hgutils.nn.ops import LorentzOptions
+from hgutils.nn.resnets import FLAVOURS, resnet
 
 
 def _overfit(model, x, y, steps, lr=1e-2):
@@ -202,8 +202,8 @@ def test_train_classifier_is_reproducible_and_resumes(tmp_path):
 
 def test_recalibrate_bn_sets_cumulative_statistics():
     from hgutils.manifolds import lorentz as L
+    from hgutils.nn.fitting import recalibrate_bn
     from hgutils.nn.lorentz import GyroLBN, to_lorentz
-    from hgutils.nn.training import recalibrate_bn
 
     torch.manual_seed(0)
     x = to_lorentz(torch.randn(64, 3) + 1.0, channel_dim=None)

@@ -23,7 +23,7 @@ from hgutils.weightspace.metanets import (
 )
 from hgutils.weightspace.metanets.flat import permute_hidden_per_network
 from hgutils.weightspace.metanets.statnn import tensor_stats
-from hgutils.weightspace.training import TrainConfig, fit
+from hgutils.weightspace.tasks import TrainConfig, fit
 
 SIZES = (2, 5, 5, 1)
 

@@ -36,7 +36,7 @@ def test_learning_curve_trains_on_growing_prefixes_of_the_training_split():
     zoo = make_zoo(24, 1)
     y = zoo.meta["label"]
     sp = Splits(torch.arange(16), torch.arange(16, 20), torch.arange(20, 24))
-    from hgutils.weightspace.training import TrainConfig
+    from hgutils.weightspace.tasks import TrainConfig
 
     curve = ex.learning_curve(zoo, y, sp, (4, 8, 99), ("StatNN",), [0], train_cfg=TrainConfig(epochs=1, batch_size=4))
     assert sorted(curve["train_inrs"].unique()) == [4, 8, 16]  # 99 is capped at the split
@@ -129,7 +129,7 @@ def test_the_variant_lists_are_known_and_ablations_run_with_their_own_seeds():
         assert set(names) <= set(cmp.VARIANTS)
     zoo = make_zoo(12, 1)
     sp = Splits(torch.arange(8), torch.arange(8, 10), torch.arange(10, 12))
-    from hgutils.weightspace.training import TrainConfig
+    from hgutils.weightspace.tasks import TrainConfig
 
     run = cmp.run_comparison(
         zoo,

@@ -180,8 +180,8 @@ def test_output_dirs_layout(tmp_path):
 
 
 def test_a_claim_whose_models_did_not_train_is_inconclusive(tmp_path):
+    from hgutils.loop import LearnabilityGate
     from hgutils.repro import INCONCLUSIVE, Claims
-    from hgutils.train import LearnabilityGate
 
     gate = LearnabilityGate()
     ok, flat = gate.check(2.3, 0.5, 0.9, 0.1), gate.check(2.3, 2.29, 0.1, 0.1)

@@ -10,7 +10,7 @@ from scipy.stats import kendalltau
 
 from hgutils.weightspace.graphs import TemporalParamGraph
 from hgutils.weightspace.metanets import GTHGMN, MODELS, GTHGMNConfig, StatNN, WeightData, build_metanet
-from hgutils.weightspace.training import (
+from hgutils.weightspace.tasks import (
     TrainConfig,
     compute_metrics,
     fit,

@@ -5,7 +5,7 @@ Each module holds what its notebook needs and nothing the library should own: th
 functions and the notebook's own figures. Nothing else imports these modules; everything reusable
 lives in the library subpackages (:mod:`hgutils.manifolds`, :mod:`hgutils.nn`,
 :mod:`hgutils.weightspace`, :mod:`hgutils.similarity`, :mod:`hgutils.symmetry`, :mod:`hgutils.data`)
-and the one training loop :mod:`hgutils.train`.
+and the one training loop :mod:`hgutils.loop`.
 
 ``nb00_template`` is the template for a new notebook (README, "Adding a notebook").
 """

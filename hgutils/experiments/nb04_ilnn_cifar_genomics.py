@@ -31,18 +31,18 @@ from matplotlib.ticker import MaxNLocator
 
 from hgutils.data import DataNotFoundError, hierarchical_sequences, load_images, load_sequences, one_hot_dna
 from hgutils.data.resolve import stratified_split
+from hgutils.loop import GateResult
 from hgutils.manifolds import lorentz as L
 from hgutils.nn.diagnostics import init_diagnostics
+from hgutils.nn.fitting import GENOMICS_RECIPE, VISION_RECIPE, History, train_classifier
 from hgutils.nn.genomics import GenomicCNN
 from hgutils.nn.lorentz import GyroLBN
 from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN
 from hgutils.nn.ops import FLAVOURS, LorentzOptions
 from hgutils.nn.resnets import resnet
-from hgutils.nn.training import GENOMICS_RECIPE, VISION_RECIPE, History, train_classifier
 from hgutils.plotting import use_style
 from hgutils.presets import Preset
 from hgutils.repro import Claims
-from hgutils.train import GateResult
 from hgutils.verdicts import Difference, all_of, compare_ordering, compare_seeds
 
 __all__ = [
@@ -738,7 +738,7 @@ def hierarchy_difficulty(runs: dict[int, dict[str, History]]) -> dict[str, Any]:
 
 def gates(runs: dict[int, dict[str, History]], chance: float) -> dict[str, dict[str, Any]]:
     """Learnability check per model over seeds: ``trained`` iff every seed's run passed
-    :class:`hgutils.train.LearnabilityGate`; ``reason`` lists each seed's verdict."""
+    :class:`hgutils.loop.LearnabilityGate`; ``reason`` lists each seed's verdict."""
     out = {}
     for m in next(iter(runs.values())):
         per: dict[int, GateResult] = {s: runs[s][m].gate(chance) for s in runs}

@@ -52,13 +52,13 @@ import torch
 from scipy.stats import spearmanr
 
 from hgutils.data.points import ring_blobs, ring_samples, square_grid, swiss_roll, unrolled_plane
+from hgutils.loop import GateResult, LearnabilityGate
 from hgutils.presets import Preset
 from hgutils.similarity.baselines import linear_cka_matrix, procrustes_matrix, rsa_matrix, svcca_matrix
 from hgutils.similarity.msa import metric_isotropy, msa_matrix_from_metrics
 from hgutils.similarity.pullback import mlp_pullback_metrics
 from hgutils.similarity.regimes import kernel_alignment, label_alignment, relative_weight_change
 from hgutils.similarity.scoring import split_auc, split_scores
-from hgutils.train import GateResult, LearnabilityGate
 from hgutils.verdicts import Combined, all_of, jackknife
 
 REGIMES = ("rich", "lazy")

@@ -40,13 +40,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from hgutils.loop import LearnabilityGate
 from hgutils.presets import Preset
 from hgutils.symmetry.domains import DOMAINS, DiskDomain, density_symmetry_profile
 from hgutils.symmetry.encodings import DyadicAxisPE, FourierPE, RandomFourierPE, TriAxisPE
 from hgutils.symmetry.groups import GroupElement
 from hgutils.symmetry.readout import VARIANTS, functional_profile, readout_profile
 from hgutils.symmetry.shapes import Shape, default_shapes
-from hgutils.train import LearnabilityGate
 from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
 
 __all__ = [
@@ -897,7 +897,7 @@ def fit_gates(
     """The learnability check of the networks a claim judges, for ``Claims.add(trained=...)``.
 
     ``cells`` lists ``(encoding, shape, domain, weight_decay)``. A cell *trained* when every seed's
-    training loss fell by the gate's relative drop (:class:`hgutils.train.LearnabilityGate`, first
+    training loss fell by the gate's relative drop (:class:`hgutils.loop.LearnabilityGate`, first
     minibatch vs the mean over the last 5 % of the steps) and its relative error on fresh points is below
     ``fit_tol``. Keys read ``"Dyadic/square/disk/wd=1"``.
     """

@@ -419,7 +419,7 @@ def _cfg(notebook: str, module: Any, compile_: bool, extra: dict[str, Any] | Non
 def metanet_step(name: str, zoo: Any, splits: Any, task: str, target: Any, out_dim: int, cfg: Any, device: str):
     """``make_step(b)`` for :func:`step_memory`: variant ``name``'s first training stage on ``b`` networks."""
     from hgutils.weightspace import comparison as cmp
-    from hgutils.weightspace.training import MetaNetTask, ReconstructionTask
+    from hgutils.weightspace.tasks import MetaNetTask, ReconstructionTask
 
     kw = cfg.comparison_kwargs(device)
     prepared, _ = cmp.prepare_inputs(zoo, splits, cfg.inputs)
@@ -668,8 +668,8 @@ def dry_03(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
 # notebook 04: ResNet-18 flavours and ablations, genomic CNNs, batch norms
 # --------------------------------------------------------------------------------------------
 def classifier_step(build: Callable[[], torch.nn.Module], data: Any, recipe: Any, device: str):
-    """``make_step(b)`` for :func:`step_memory`: one :class:`~hgutils.nn.training.ClassifierTask` step."""
-    from hgutils.nn.training import ClassifierTask
+    """``make_step(b)`` for :func:`step_memory`: one :class:`~hgutils.nn.fitting.ClassifierTask` step."""
+    from hgutils.nn.fitting import ClassifierTask
 
     def make(b: int) -> Callable[[], Any]:
         torch.manual_seed(0)
@@ -685,9 +685,9 @@ def dry_04(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     CIFAR-100 (or the labelled stand-in), every ILNN ablation, the init diagnostics, the genomic CNNs
     (sequence length up to 1000) of every task found, the batch-norm timing and comparison."""
     from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
+    from hgutils.nn.fitting import GENOMICS_RECIPE, VISION_RECIPE
     from hgutils.nn.genomics import GenomicCNN
     from hgutils.nn.resnets import resnet
-    from hgutils.nn.training import GENOMICS_RECIPE, VISION_RECIPE
 
     cfg = _cfg("04", ex, False)
     dr.measure("04", "design-rule checks", "nb04.design_rule_checks", lambda: ex.design_rule_checks(seed))

@@ -5,7 +5,7 @@
    every seed uses these same train / validation / test networks;
 3. train every model variant (:data:`VARIANTS`: GTH-GMN, its ablations, the baselines, in
    final-checkpoint and trajectory versions) with the one shared loop
-   (:func:`hgutils.weightspace.training.fit`), once per seed -- the seed changes the model's
+   (:func:`hgutils.weightspace.tasks.fit`), once per seed -- the seed changes the model's
    initialisation, the batch order and the augmentations, never the split;
 4. collect a long results table (one row per model and seed, :func:`run_comparison`), summarise it
    as mean ± std over seeds (:func:`summarize`), compare models over seeds (:func:`difference`, the
@@ -395,14 +395,14 @@ class ComparisonSettings(Preset):
         _check_epoch_caps(dict(self.epoch_caps))
 
     def gate(self) -> Any:
-        """The :class:`hgutils.train.LearnabilityGate` of these settings."""
-        from hgutils.train import LearnabilityGate
+        """The :class:`hgutils.loop.LearnabilityGate` of these settings."""
+        from hgutils.loop import LearnabilityGate
 
         return LearnabilityGate(self.min_loss_drop, self.min_accuracy_gain)
 
     def comparison_kwargs(self, device: str = "cpu") -> dict[str, Any]:
         """Keyword arguments of :func:`run_comparison` (training settings, inputs, lr search, gate)."""
-        from hgutils.weightspace.training import TrainConfig
+        from hgutils.weightspace.tasks import TrainConfig
 
         cfg = TrainConfig(
             epochs=self.epochs,
@@ -534,7 +534,7 @@ def run_comparison(
         Model seeds; each seeds the model initialisation (:func:`hgutils.repro.seed_everything`)
         and the loop's batch order (``TrainConfig.seed``).
     train_cfg
-        A :class:`hgutils.weightspace.training.TrainConfig` (its ``seed`` and ``lr`` are replaced per run).
+        A :class:`hgutils.weightspace.tasks.TrainConfig` (its ``seed`` and ``lr`` are replaced per run).
     inputs, drop_constant
         How every model's inputs are prepared (:func:`prepare_inputs`): the same for every model, except
         that a model which reads the trained weights themselves (``model.reads_raw_weights``: GTH-GMN,
@@ -548,7 +548,7 @@ def run_comparison(
         (:func:`hgutils.repro.cached`) by zoo content, split, model and settings.
 
     gate
-        The :class:`hgutils.train.LearnabilityGate` thresholds (default ones if ``None``).
+        The :class:`hgutils.loop.LearnabilityGate` thresholds (default ones if ``None``).
     variant_seeds
         Seeds for particular variants (e.g. ablations on the first two seeds only); the others use
         ``seeds``. The learning-rate search always runs on ``seeds[0]``.
@@ -571,7 +571,7 @@ def run_comparison(
         train to convergence); it replaces ``train_cfg.epochs`` (and a step cap) for that model only,
         and a run that reaches it is marked ``capped`` like any other.
     """
-    from hgutils.weightspace.training import TrainConfig
+    from hgutils.weightspace.tasks import TrainConfig
 
     seeds = _check_run(zoo, target, variants, splits, seeds, lr_grid)
     if recipes not in RECIPE_MODES:
@@ -783,7 +783,7 @@ class _Runner:
 
     def search_one(self, name: str, seed: int, lr: float, search_steps: int | None) -> float:
         """Best validation score of one learning-rate trial (``-inf`` when it never produced one)."""
-        from hgutils.weightspace.training import fit
+        from hgutils.weightspace.tasks import fit
 
         seed_everything(seed)
         model = self.build(name)
@@ -817,7 +817,7 @@ class _Runner:
     def fit_one(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
         """Train variant ``name`` with ``seed`` at ``lr`` on the split; returns its results row (and
         keeps curves; the model and test outputs too when ``keep_outputs``)."""
-        from hgutils.weightspace.training import fit
+        from hgutils.weightspace.tasks import fit
 
         seed_everything(seed)
         model = self.build(name)
@@ -892,7 +892,7 @@ class _Runner:
     def keep_outputs(self, name: str, model: Any, data: Any) -> None:
         """The first seed's model and its test outputs (predictions, or InfoNCE embeddings)."""
         from hgutils.weightspace.metanets.heads import predict
-        from hgutils.weightspace.training import embeddings, predict_outputs
+        from hgutils.weightspace.tasks import embeddings, predict_outputs
 
         test = self.splits.test
         self.res.models[name] = model

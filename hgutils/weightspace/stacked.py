@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from hgutils.train import Budget, TrainTask, train
+from hgutils.loop import Budget, TrainTask, train
 
 __all__ = [
     "ACTIVATIONS",
@@ -553,7 +553,7 @@ def train_stacked(
 
 
 class StackedTask(TrainTask):
-    """N stacked networks trained at once (:func:`train_stacked`), for :func:`hgutils.train.train`.
+    """N stacked networks trained at once (:func:`train_stacked`), for :func:`hgutils.loop.train`.
 
     All parameters live in one flat ``[N, D]`` buffer, so the optimiser is a handful of tensor ops
     per step (:func:`_update_all`, the arithmetic of ``torch.optim``); each network has its own

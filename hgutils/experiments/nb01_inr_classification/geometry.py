@@ -81,10 +81,10 @@ def deep_figure(zoo: Any, cfg: INRClassificationConfig, seed: int = 0, device: s
     """GTH-GMN trained by reconstruction alone (stage 1, early stopping on the held-out half's
     reconstruction loss) on the first half of the 13-layer zoo, then the held-out half read: stage-2
     refinement, reconstruction metrics, geometry in the true and a shuffled snapshot order."""
+    from hgutils.loop import train
     from hgutils.repro import seed_everything
-    from hgutils.train import train
     from hgutils.weightspace.metanets import build_metanet
-    from hgutils.weightspace.training import ReconstructionTask, TrainConfig
+    from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig
 
     n = len(zoo)
     if n < 4:

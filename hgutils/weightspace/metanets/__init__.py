@@ -15,7 +15,7 @@ name             model                                                       inp
 
 Every model reads the last snapshot by default and the whole trajectory with ``snapshots="all"``
 (GTH-GMN's default is the whole trajectory). Build any of them on a zoo with :func:`build_metanet`
-and train them all with the one loop in :mod:`hgutils.weightspace.training`. GMN, DWSNet and
+and train them all with the one loop in :mod:`hgutils.weightspace.tasks`. GMN, DWSNet and
 StatNN follow their reference code; each carries its reference training recipe as ``model.recipe``
 (:mod:`.recipes`: optimiser, learning rate, weight decay, warmup, clipping, batch size, epochs,
 dropout, source file), ``None`` where the reference never ran the task.

@@ -6,7 +6,7 @@ Every model in :mod:`hgutils.weightspace.metanets` is a :class:`MetaNet`:
   (done once; the container is indexed by network, ``data[idx]`` is a batch view);
 * ``embed(batch) -> [B, D]`` is the trajectory embedding, ``forward(batch)`` the task head on it;
 * ``loss_terms(batch, target, progress)`` returns the named loss terms (the task loss, plus the
-  auxiliary terms of GTH-GMN), which the one training loop (:mod:`hgutils.weightspace.training`)
+  auxiliary terms of GTH-GMN), which the one training loop (:mod:`hgutils.weightspace.tasks`)
   weighs with ``loss_weights`` and sums;
 * ``augment(batch, generator)`` makes a random view (weight noise + masking, the DWSNets SimCLR
   views) for the InfoNCE encoder mode; FlatMLP also uses it for permutation augmentation;

@@ -6,7 +6,7 @@ batch views: shared ``edge_index [2, E]``, ``node_layer [V]``, ``node_type [V]``
 strength features ``node_feat [B, T, V, F]``). With ``raw_weights`` (default) the graphs are built
 from the trained weights themselves, so the decoder reconstructs weights, not standardised inputs.
 
-Protocols (``GTHGMNConfig.protocol``; the loops are in :mod:`hgutils.weightspace.training`):
+Protocols (``GTHGMNConfig.protocol``; the loops are in :mod:`hgutils.weightspace.tasks`):
 
 - ``"two_stage"`` (default, the paper's): **stage 1** trains encoder, signed-weight head and
   decoder on the reconstruction objective alone (:meth:`GTHGMN.pretrain_terms`, weights

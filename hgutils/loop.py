@@ -15,8 +15,8 @@ evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
   its initial plateau, or whose training accuracy stayed at chance, is marked *did not train*;
 * a progress bar over optimiser steps (:func:`hgutils.repro.progress`).
 
-The tasks in the library: :class:`hgutils.weightspace.training.MetaNetTask` (meta-networks on a
-zoo), :class:`hgutils.nn.training.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
+The tasks in the library: :class:`hgutils.weightspace.tasks.MetaNetTask` (meta-networks on a
+zoo), :class:`hgutils.nn.fitting.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
 :class:`hgutils.weightspace.stacked.StackedTask` (N small networks trained at once, the zoos).
 """
 

@@ -1,4 +1,4 @@
-"""Training meta-networks (GTH-GMN and every baseline) on a zoo, through the one loop :func:`hgutils.train.train`.
+"""Training meta-networks (GTH-GMN and every baseline) on a zoo, through the one loop :func:`hgutils.loop.train`.
 
 :func:`fit` trains a :class:`hgutils.weightspace.metanets.base.MetaNet` on the networks ``train_idx``
 of a prepared zoo (``data = model.prepare(zoo)``), as up to two tasks of the loop:
@@ -36,8 +36,8 @@ import torch
 from scipy.stats import kendalltau
 from torch import Tensor
 
+from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainLog, TrainTask, train
 from hgutils.repro import config_hash
-from hgutils.train import Budget, GateResult, LearnabilityGate, TrainLog, TrainTask, train
 from hgutils.weightspace.metanets.base import MetaNet, to_device
 from hgutils.weightspace.metanets.heads import predict, task_loss
 
@@ -92,7 +92,7 @@ class TrainConfig:
         return torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / w))
 
     def budget(self) -> Budget:
-        """The loop's :class:`hgutils.train.Budget` for these settings."""
+        """The loop's :class:`hgutils.loop.Budget` for these settings."""
         if self.steps is not None:
             return Budget(max_steps=self.steps, patience=self.patience, restore_best=self.restore_best)
         return Budget(
@@ -136,7 +136,7 @@ class FitResult:
 
 
 def is_capped(stopped: str) -> bool:
-    """Whether a :attr:`hgutils.train.TrainLog.stopped` reason is a spent budget (epochs or steps)."""
+    """Whether a :attr:`hgutils.loop.TrainLog.stopped` reason is a spent budget (epochs or steps)."""
     return stopped in ("epoch budget spent", "step budget spent")
 
 
@@ -295,7 +295,7 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
 
 # ------------------------------------------------------------------------------------------ the task
 class MetaNetTask(TrainTask):
-    """A :class:`~hgutils.weightspace.metanets.base.MetaNet` on a prepared zoo, for :func:`hgutils.train.train`.
+    """A :class:`~hgutils.weightspace.metanets.base.MetaNet` on a prepared zoo, for :func:`hgutils.loop.train`.
 
     One epoch = shuffled mini-batches of the training networks (a seeded generator, also used for
     augmentation and negative sampling); one step = the model's weighted loss terms, backward,
@@ -527,7 +527,7 @@ def fit(
     gate: LearnabilityGate | None = None,
     pretrain_cache: dict[str, Any] | None = None,
 ) -> FitResult:
-    """Train ``model`` on ``data[train_idx]`` with :func:`hgutils.train.train`; returns a :class:`FitResult`.
+    """Train ``model`` on ``data[train_idx]`` with :func:`hgutils.loop.train`; returns a :class:`FitResult`.
 
     Models with ``cfg.protocol`` ``"two_stage"`` or ``"finetune"`` (GTH-GMN) first train their
     self-supervised reconstruction objective (:class:`ReconstructionTask`); then, for

@@ -1,4 +1,4 @@
-"""The one training loop (hgutils.train): budgets, early stopping, best weights, resume, the gate."""
+"""The one training loop (hgutils.loop): budgets, early stopping, best weights, resume, the gate."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from hgutils.train import Budget, LearnabilityGate, TrainTask, train
+from hgutils.loop import Budget, LearnabilityGate, TrainTask, train
 
 
 class LinearTask(TrainTask):

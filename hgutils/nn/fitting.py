@@ -12,7 +12,7 @@ r"""Training and evaluation for the ILNN comparison: recipes, augmentation, loop
   rescale the milestones proportionally (:meth:`Recipe.scaled`) or use another ``schedule``
   (:data:`SCHEDULES`: one late decay, cosine); :func:`make_scheduler` builds it.
 * :class:`ClassifierTask` / :func:`train_classifier` -- epochs of minibatch training through
-  :func:`hgutils.train.train` with per-epoch evaluation on a validation split (best-epoch
+  :func:`hgutils.loop.train` with per-epoch evaluation on a validation split (best-epoch
   selection, optional early stopping) and on the test split, resumable checkpoints.
 * :func:`mcc` -- multiclass Matthews correlation (Gorodkin's R_K), checked against scikit-learn.
 """
@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainTask, train
 from hgutils.repro import config_hash
-from hgutils.train import Budget, GateResult, LearnabilityGate, TrainTask, train
 
 __all__ = [
     "SCHEDULES",
@@ -288,7 +288,7 @@ class History:
         return curve[self.best_epoch if self.best_epoch >= 0 else -1]
 
     def gate(self, chance: float, gate: LearnabilityGate | None = None) -> GateResult:
-        """The learnability check (:class:`hgutils.train.LearnabilityGate`) of this run's probes."""
+        """The learnability check (:class:`hgutils.loop.LearnabilityGate`) of this run's probes."""
         if "loss" not in self.probe_before or "loss" not in self.probe_after:
             raise ValueError("the learnability check needs probe_before and probe_after losses")
         return (gate or LearnabilityGate()).check(
@@ -300,7 +300,7 @@ class History:
 
 
 class ClassifierTask(TrainTask):
-    """An image or sequence classifier under a :class:`Recipe`, for :func:`hgutils.train.train`.
+    """An image or sequence classifier under a :class:`Recipe`, for :func:`hgutils.loop.train`.
 
     One epoch = minibatches from a permutation seeded by ``seed`` (a ``torch.Generator``, also used
     for augmentation); one step = cross-entropy, backward, the recipe's optimiser (a step with a
@@ -308,7 +308,7 @@ class ClassifierTask(TrainTask):
     statistics are re-estimated on ``bn_recalibration`` training batches (:func:`recalibrate_bn`;
     0 disables), and the validation split (if given) and the test split are evaluated (accuracy and
     MCC, history columns ``val_*`` / ``test_*``). With a validation split the score is its ``select``
-    metric (``"acc"`` or ``"mcc"``): :func:`hgutils.train.train` keeps the best epoch's weights
+    metric (``"acc"`` or ``"mcc"``): :func:`hgutils.loop.train` keeps the best epoch's weights
     (and stops early with a ``patience``); without one there is no selection (the final epoch counts).
     """
 
@@ -454,7 +454,7 @@ def train_classifier(
     eval_batch_size: int = 256,
     bn_recalibration: int = 10,
 ) -> History:
-    """Train ``model`` with ``recipe`` as a :class:`ClassifierTask` through :func:`hgutils.train.train`.
+    """Train ``model`` with ``recipe`` as a :class:`ClassifierTask` through :func:`hgutils.loop.train`.
 
     Runs are reproducible (one seeded generator for batches and augmentation). With a validation
     split the run ends with the weights of its best epoch on the ``select`` metric (stopping after
