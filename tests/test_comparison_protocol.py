@@ -4,6 +4,7 @@ permutation augmentation, learning-rate search, per-model gates in the results."
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 import torch
@@ -256,3 +257,27 @@ def test_epoch_caps_lower_one_models_cap_and_mark_its_runs_capped(tmp_path, monk
     with pytest.raises(ValueError, match="must be >= 1"):
         cmp.ComparisonSettings(epoch_caps=(("GMN", 0),))
     assert cmp.ComparisonSettings(epoch_caps=(("GMN", 3),)).comparison_kwargs()["epoch_caps"] == {"GMN": 3}
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"n_seeds": 0}, "n_seeds must be >= 1; got 0"),
+        ({"batch_size": 0}, "batch_size must be >= 1; got 0"),
+        ({"test_fraction": 1.5}, "test_fraction must be <= 1.0; got 1.5"),
+        ({"val_fraction": 0.5, "test_fraction": 0.5}, "val_fraction + test_fraction must be < 1"),
+        ({"lr_grid": [1e-3, -1.0]}, "lr_grid must be >= 0.0"),
+    ],
+)
+def test_comparison_settings_reject_out_of_range_values_before_launch(override, message):
+    from hgutils.experiments.nb01_inr_classification.preset import INRClassificationConfig
+    from hgutils.experiments.nb02_sine_regression import SineRegressionConfig
+    from hgutils.experiments.nb03_cifar_generalization import GeneralizationConfig
+    from hgutils.runner.params import validate_against_preset
+
+    for preset in (INRClassificationConfig, SineRegressionConfig, GeneralizationConfig):
+        for scale in ("smoke", "medium", "paper"):
+            preset.from_scale(scale)  # every shipped preset lies inside the bounds
+        with pytest.raises(ValueError, match=re.escape(message)) as err:
+            validate_against_preset(preset, "smoke", override, "02_sine_regression.ipynb")
+        assert str(err.value).startswith("02_sine_regression.ipynb: ") and "\n" not in str(err.value)

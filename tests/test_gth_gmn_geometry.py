@@ -215,5 +215,6 @@ def test_gth_gmn_reads_raw_weights_and_reconstructs_them():
     m = build_metanet("GTH-GMN", zoo, "classification", 10, dim=8)
     assert m.reads_raw_weights
     g = m.prepare(zoo)
-    w, _, pairs = m._targets(g)
+    w, rec = m._targets(g)
+    pairs = rec.pairs
     assert torch.allclose(w[:, :, : pairs.bounds[0][1]], zoo.params["W0"].flatten(2))  # the trained W0 itself

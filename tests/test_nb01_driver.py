@@ -46,6 +46,38 @@ def test_learning_curve_trains_on_growing_prefixes_of_the_training_split():
         ex.learning_curve(zoo, y, sp, (1,), ("StatNN",), [0])
 
 
+def test_curve_splits_append_the_curve_zoos_extra_inrs_to_training_only():
+    sp = Splits(torch.tensor([0, 2, 3, 5]), torch.tensor([1, 4]), torch.tensor([6, 7]))
+    c = ex.curve_splits(sp, 8, 12)
+    assert c.train.tolist() == [0, 2, 3, 5, 8, 9, 10, 11]
+    assert torch.equal(c.val, sp.val) and torch.equal(c.test, sp.test)
+    assert torch.equal(ex.curve_splits(sp, 8, 8).train, sp.train)  # no curve zoo: the main split
+    with pytest.raises(ValueError, match="must hold the main zoo"):
+        ex.curve_splits(sp, 8, 6)
+    with pytest.raises(ValueError, match="outside the main zoo"):
+        ex.curve_splits(sp, 7, 12)
+
+
+def test_the_curve_zoos_first_inrs_are_the_main_zoo(tmp_path, monkeypatch):
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    cfg = ex.CONFIG.from_scale("smoke", n_images=12, curve_images=20, inr_steps=6, T=2)
+    main, curve = ex.inr_zoos("digits", cfg)
+    alone = ex.inr_zoo("digits", cfg)  # the main zoo fitted on its own
+    assert len(main) == 12 and len(curve) == 20 and "the first 12 INRs of 20" in main.info["source"]
+    assert torch.equal(main.meta["label"], alone.meta["label"])  # the same images, in the same order
+    for k, v in alone.params.items():
+        torch.testing.assert_close(main.params[k], v, rtol=1e-5, atol=1e-6)  # the same initialisations and fits
+        torch.testing.assert_close(curve.params[k][:12], v, rtol=1e-5, atol=1e-6)
+    assert (
+        ex.inr_zoos("digits", ex.CONFIG.from_scale("smoke", n_images=12, curve_images=0, inr_steps=6, T=2))[1] is None
+    )
+    med = ex.CONFIG.from_scale("medium")  # its curve reaches 4,000 training INRs
+    n_train = len(
+        cmp.make_splits(med.n_images, med.val_fraction, med.test_fraction, labels=torch.arange(med.n_images) % 10).train
+    )
+    assert max(med.curve_sizes) >= 4000 and n_train + med.curve_images - med.n_images >= max(med.curve_sizes)
+
+
 def _readout(delta: float, control_delta: float, n: int = 12, T: int = 10, seed: int = 0):
     rng = np.random.default_rng(seed)
     base = rng.normal(0.3, 0.05, (n, 1)) + np.zeros((n, T))

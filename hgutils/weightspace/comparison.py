@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -387,7 +387,35 @@ class ComparisonSettings(Preset):
     epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
     # model the budget cannot afford to train to convergence (its capped runs are marked as such)
 
+    #: inclusive ranges of the numeric fields (checked by ``from_scale``, so ``reproduce -p`` rejects a bad
+    #: value before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "n_seeds": (1, None),
+        "epochs": (1, None),
+        "steps": (1, None),
+        "patience": (1, None),
+        "batch_size": (1, None),
+        "lr": (0.0, None),
+        "lr_grid": (0.0, None),
+        "lr_search_steps": (0, None),
+        "gth_dim": (2, None),
+        "pretrain_steps": (0, None),
+        "pretrain_networks": (1, None),
+        "refine_steps": (0, None),
+        "refine_lr": (0.0, None),
+        "min_loss_drop": (0.0, 1.0),
+        "min_accuracy_gain": (0.0, 1.0),
+        "val_fraction": (0.0, 1.0),
+        "test_fraction": (0.0, 1.0),
+        "workers": (1, None),
+    }
+
     def __post_init__(self) -> None:
+        if self.val_fraction + self.test_fraction >= 1.0:
+            raise ValueError(
+                f"val_fraction + test_fraction must be < 1 (the rest trains); got {self.val_fraction} + "
+                f"{self.test_fraction}"
+            )
         if self.recipes not in RECIPE_MODES:
             raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
         if self.workers < 1:

@@ -20,7 +20,12 @@ from hgutils.experiments.nb01_inr_classification.claims import (
     inr_claims,
     reconstruction_claims,
 )
-from hgutils.experiments.nb01_inr_classification.curve import curve_table, learning_curve, plot_learning_curve
+from hgutils.experiments.nb01_inr_classification.curve import (
+    curve_splits,
+    curve_table,
+    learning_curve,
+    plot_learning_curve,
+)
 from hgutils.experiments.nb01_inr_classification.figures import (
     plot_disk_early_late,
     plot_radial_angular,
@@ -47,7 +52,7 @@ from hgutils.experiments.nb01_inr_classification.preset import (
     SLOW_VARIANTS,
     INRClassificationConfig,
 )
-from hgutils.experiments.nb01_inr_classification.zoos import deep_inr_zoo, inr_zoo, shared_zoo, zoo_summary
+from hgutils.experiments.nb01_inr_classification.zoos import deep_inr_zoo, inr_zoo, inr_zoos, shared_zoo, zoo_summary
 from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
@@ -70,12 +75,14 @@ __all__ = [
     "SHARED_VARIANTS",
     "SIDE_VARIANTS",
     "SLOW_VARIANTS",
+    "curve_splits",
     "curve_table",
     "deep_figure",
     "deep_inr_zoo",
     "geometry_claims",
     "inr_claims",
     "inr_zoo",
+    "inr_zoos",
     "learning_curve",
     "link_ceilings",
     "paper_table",

@@ -16,6 +16,18 @@ from hgutils.plotting import use_style
 from hgutils.weightspace import comparison
 
 
+def curve_splits(splits: comparison.Splits, n_main: int, n_curve: int) -> comparison.Splits:
+    """The main zoo's split with the curve zoo's extra INRs ``n_main .. n_curve - 1`` appended to its
+    training INRs; the validation and test INRs stay the main table's (:func:`~.zoos.inr_zoos`)."""
+    if n_curve < n_main:
+        raise ValueError(f"the curve zoo ({n_curve} INRs) must hold the main zoo ({n_main} INRs)")
+    used = torch.cat([splits.train, splits.val, splits.test])
+    if len(used) and int(used.max()) >= n_main:
+        raise ValueError(f"the split names INR {int(used.max())}, outside the main zoo's {n_main}")
+    extra = torch.arange(n_main, n_curve, dtype=splits.train.dtype)
+    return comparison.Splits(torch.cat([splits.train, extra]), splits.val, splits.test)
+
+
 def learning_curve(
     zoo: Any,
     labels: torch.Tensor,

@@ -73,6 +73,8 @@ class INRClassificationConfig(ComparisonSettings):
     shared_variants: tuple[str, ...] = SHARED_VARIANTS
     shared_seeds: int = 1  # seeds of the models on the shared-initialisation zoo
     curve_sizes: tuple[int, ...] = (30, 60)  # training INRs of the zoo-size learning curve (first seed)
+    curve_images: int = 0  # INRs of the curve's zoo: the main zoo's n_images plus the next images, whose INRs
+    # extend the main split's training INRs (0 or <= n_images: the main zoo alone)
     refine_steps: int = 3  # GTH-GMN stage-2 Riemannian refinement steps per snapshot
     lr_grid: tuple[float, ...] = ()  # per-model learning rates tried on the validation split (smoke: none)
     epochs: int = 2  # epoch cap per model and seed (early stopping decides)
@@ -95,7 +97,7 @@ class INRClassificationConfig(ComparisonSettings):
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 126.8}  # beside four other medium runs
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {},
+        "smoke": {"curve_sizes": (30, 60, 90), "curve_images": 130},
         "medium": {
             "datasets": ("mnist",),
             "n_images": 3000,
@@ -121,7 +123,8 @@ class INRClassificationConfig(ComparisonSettings):
             "test_fraction": 0.1,
             "shared_images": 600,
             "shared_seeds": 2,
-            "curve_sizes": (500, 1000, 2000, 2400),
+            "curve_sizes": (500, 1000, 2000, 4000),
+            "curve_images": 5000,
             "n_figure_nets": 16,
             "recon_networks": 128,
             "deep_images": 32,

@@ -37,6 +37,28 @@ def inr_zoo(
     )
 
 
+def inr_zoos(
+    dataset: str,
+    cfg: INRClassificationConfig,
+    scale: str = "smoke",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> tuple[Any, Any | None]:
+    """The main zoo and the learning curve's zoo: ``(main, curve)``.
+
+    With ``curve_images > n_images`` one zoo of ``curve_images`` INRs is fitted (:func:`inr_zoo`); the
+    images come in one class-stratified order and INR ``i`` is fitted from its own seed, so its first
+    ``n_images`` INRs are the main zoo :func:`inr_zoo` fits alone (same images, same initialisations),
+    and ``curve`` is the whole zoo. Otherwise ``curve`` is ``None`` (the curve reads the main zoo)."""
+    if cfg.curve_images <= cfg.n_images:
+        return inr_zoo(dataset, cfg, scale, data_dir, seed, device), None
+    full = inr_zoo(dataset, replace(cfg, n_images=cfg.curve_images), scale, data_dir, seed, device)
+    main = full.subset(slice(0, cfg.n_images))
+    main.info["source"] = f"the first {cfg.n_images} INRs of {len(full)}: {full.info.get('source', dataset)}"
+    return main, full
+
+
 def shared_zoo(
     dataset: str,
     cfg: INRClassificationConfig,

@@ -190,6 +190,30 @@ def parameter_values(edge_weight: Tensor, P: int) -> Tensor:
     return 2.0 * edge_weight[..., :P]
 
 
+@dataclass(frozen=True)
+class Reconstruction:
+    """What the decoders reconstruct and with what: the parameter pairs of the graphs (:class:`~.links.PairSets`)
+    with their attributes ``attr [P, Fa]``, the two decoders, the geometry of the ball and the link
+    reading (``reading``, ``q``: :func:`~.links.edge_labels`). One bundle for the loss, the metrics and
+    the stage-2 refinement, which all score the same decoder on the same pairs."""
+
+    pairs: PairSets
+    attr: Tensor
+    head: SignedWeightHead
+    fd: FermiDirac
+    geom: Geometry
+    reading: str
+    q: float
+
+    def statics(self, X: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """:meth:`SignedWeightHead.statics` of node features ``X`` over every parameter pair."""
+        return self.head.statics(X, self.pairs.src, self.pairs.dst, self.attr)
+
+    def labels(self, w: Tensor) -> Tensor:
+        """The reading's edge labels of the parameter pairs of weights ``w`` (:func:`~.links.edge_labels`)."""
+        return edge_labels(w, self.pairs, self.reading, self.q)
+
+
 def _mag_sign(log_mag: Tensor, sign_logit: Tensor, w: Tensor) -> dict[str, Tensor]:
     nz = (w != 0).to(log_mag.dtype)
     n = nz.sum().clamp_min(1.0)
@@ -202,11 +226,7 @@ def sampled_terms(
     z: Tensor,
     X: Tensor,
     w: Tensor,
-    attr: Tensor,
-    pairs: PairSets,
-    head: SignedWeightHead,
-    fd: FermiDirac,
-    geom: Geometry,
+    rec: Reconstruction,
     cfg: Any,
     progress: float,
     z_prev: Tensor | None = None,
@@ -215,7 +235,7 @@ def sampled_terms(
 ) -> dict[str, Tensor]:
     """Stage-1 reconstruction terms of one snapshot of ``M`` graphs (``cfg``: a ``GTHGMNConfig``).
 
-    Link: ``cfg.aux_edges`` edges per graph of the reading (``cfg.link_reading``; drawn with
+    Link: ``cfg.aux_edges`` edges per graph of the reading (``rec.reading``; drawn with
     replacement) against ``neg_per_pos`` times as many draws of negatives, a share
     ``neg_hard_max * progress`` of them same-layer pairs (the curriculum), the rest drawn uniformly
     from the pair table and kept when they are negatives of the reading (:func:`~.links.edge_sets`;
@@ -224,14 +244,15 @@ def sampled_terms(
     from one all-pairs matrix per graph (:func:`all_pair_distances`). Samples come from ``generator`` (CPU).
     """
     M, dev = z.shape[0], z.device
+    pairs, head, fd, geom, attr = rec.pairs, rec.head, rec.fd, rec.geom, rec.attr
     P = pairs.P
     terms: dict[str, Tensor] = {}
     prog = min(max(progress, 0.0), 1.0)
     # -- link: edges vs negatives (indices into the pair table [parameter pairs, reading's negatives])
     V = z.shape[1]
-    extra = pairs.negatives(cfg.link_reading)
+    extra = pairs.negatives(rec.reading)
     table = torch.cat([pairs.src * V + pairs.dst, extra[0] * V + extra[1]])
-    edges, is_neg = sets if sets is not None else edge_sets(w, pairs, cfg.link_reading, cfg.link_q)
+    edges, is_neg = sets if sets is not None else edge_sets(w, pairs, rec.reading, rec.q)
     n_pos = min(cfg.aux_edges, edges.shape[1])
     n_neg = max(1, int(round(cfg.neg_per_pos * n_pos)))
     n_hard = int(round(cfg.neg_hard_max * prog * n_neg)) if pairs.same.shape[1] else 0
@@ -269,13 +290,7 @@ def full_terms(
     z: Tensor,
     X: Tensor,
     w: Tensor,
-    attr: Tensor,
-    pairs: PairSets,
-    head: SignedWeightHead,
-    fd: FermiDirac,
-    geom: Geometry,
-    reading: str,
-    q: float,
+    rec: Reconstruction,
     statics: tuple[Tensor, Tensor, Tensor] | None = None,
     labels: Tensor | None = None,
 ) -> dict[str, Tensor]:
@@ -284,12 +299,13 @@ def full_terms(
     sign terms over every nonzero weight -- the stage-2 objective and the metrics' basis.
     ``statics``/``labels``: :meth:`SignedWeightHead.statics` and :func:`~.links.edge_labels`, if
     already computed."""
-    statics = statics if statics is not None else head.statics(X, pairs.src, pairs.dst, attr)
-    lab = labels if labels is not None else edge_labels(w, pairs, reading, q)
+    pairs, fd = rec.pairs, rec.fd
+    statics = statics if statics is not None else rec.statics(X)
+    lab = labels if labels is not None else rec.labels(w)
     V = z.shape[1]
-    D = all_pair_distances(z, geom)
-    log_mag, sign_logit = head.at_all_pairs(z, pairs.src, pairs.dst, statics, geom, D)
-    extra = pairs.negatives(reading)
+    D = all_pair_distances(z, rec.geom)
+    log_mag, sign_logit = rec.head.at_all_pairs(z, pairs.src, pairs.dst, statics, rec.geom, D)
+    extra = pairs.negatives(rec.reading)
     d, d_neg = D.index_select(1, pairs.src * V + pairs.dst), D.index_select(1, extra[0] * V + extra[1])
     lp = fd.logit(d)
     link = balanced_bce(
@@ -299,18 +315,7 @@ def full_terms(
 
 
 @torch.no_grad()
-def reconstruction_metrics(
-    z: Tensor,
-    X: Tensor,
-    w: Tensor,
-    attr: Tensor,
-    pairs: PairSets,
-    head: SignedWeightHead,
-    fd: FermiDirac,
-    geom: Geometry,
-    reading: str,
-    q: float,
-) -> dict[str, float]:
+def reconstruction_metrics(z: Tensor, X: Tensor, w: Tensor, rec: Reconstruction) -> dict[str, float]:
     """How well coordinates ``z [B, T, V, d]`` reconstruct the weights ``w [B, T, P]``, beside the
     baselines a decoder must beat (over every pair of every graph):
 
@@ -323,14 +328,15 @@ def reconstruction_metrics(
     """
     B, T, V, dim = z.shape
     zf, Xf, wf = z.reshape(B * T, V, dim), X.reshape(B * T, V, dim), w.reshape(B * T, -1)
-    lab = edge_labels(wf, pairs, reading, q)
-    terms = full_terms(zf, Xf, wf, attr, pairs, head, fd, geom, reading, q, labels=lab)
-    statics = head.statics(Xf, pairs.src, pairs.dst, attr)
-    D = all_pair_distances(zf, geom)
-    log_mag, sign_logit = head.at_all_pairs(zf, pairs.src, pairs.dst, statics, geom, D)
+    pairs = rec.pairs
+    lab = rec.labels(wf)
+    statics = rec.statics(Xf)
+    terms = full_terms(zf, Xf, wf, rec, statics, lab)
+    D = all_pair_distances(zf, rec.geom)
+    log_mag, sign_logit = rec.head.at_all_pairs(zf, pairs.src, pairs.dst, statics, rec.geom, D)
     d = D[:, pairs.src * V + pairs.dst]
     d_same, d_other = D[:, pairs.same[0] * V + pairs.same[1]], D[:, pairs.other[0] * V + pairs.other[1]]
-    aucs = auc_by_negative_kind(d, lab, d_same, d_other, reading)
+    aucs = auc_by_negative_kind(d, lab, d_same, d_other, rec.reading)
     nz = wf != 0
     sign_acc = float(((sign_logit > 0) == (wf > 0))[nz].double().mean())
     lw = torch.log(wf.abs().clamp_min(MIN_NORM)).double()

@@ -39,6 +39,7 @@ from hgutils.weightspace.metanets.gth_gmn.config import AUX_TERMS, PROTOCOLS, GT
 from hgutils.weightspace.metanets.gth_gmn.decoders import (
     FermiDirac,
     Geometry,
+    Reconstruction,
     SignedWeightHead,
     full_terms,
     parameter_values,
@@ -281,10 +282,9 @@ class GTHGMN(MetaNet):
         snapshots; the smoothness term over consecutive snapshots."""
         B, T, V, d = z.shape
         E = g.edge_weight.shape[-1]
-        pairs = self.pairs(g)
+        rec = self.reconstruction(g)
         w = parameter_values(g.edge_weight, E // 2).reshape(B * T, -1)
-        attr = g.edge_attr[: E // 2]
-        edges, is_neg = edge_sets(w, pairs, self.cfg.link_reading, self.cfg.link_q)
+        edges, is_neg = edge_sets(w, rec.pairs, rec.reading, rec.q)
         zf = z.reshape(B * T, V, d)
         M = B * T
         step = max(1, PAIRS_PER_CHUNK // (V * V))
@@ -292,19 +292,7 @@ class GTHGMN(MetaNet):
         for start in range(0, M, step):
             sl = slice(start, start + step)
             terms = sampled_terms(
-                zf[sl],
-                self._tangent(zf[sl]),
-                w[sl],
-                attr,
-                pairs,
-                self.weight_head,
-                self.decoder,
-                self.geom,
-                self.cfg,
-                progress,
-                None,
-                generator,
-                (edges[sl], is_neg[sl]),
+                zf[sl], self._tangent(zf[sl]), w[sl], rec, self.cfg, progress, None, generator, (edges[sl], is_neg[sl])
             )
             share = zf[sl].shape[0] / M
             for k, v in terms.items():
@@ -362,10 +350,22 @@ class GTHGMN(MetaNet):
             _, _, zs, u = self._run(batch, want_aux=False, record=True)
         return torch.stack(zs, 1), (u.reshape(u.shape[0], -1) if u is not None else None)
 
-    def _targets(self, batch: Any) -> tuple[Tensor, Tensor, PairSets]:
-        """Trained weights ``[B, T, P]``, parameter-pair attributes ``[P, Fa]`` and the pair sets."""
-        P = batch.edge_weight.shape[-1] // 2
-        return parameter_values(batch.edge_weight, P), batch.edge_attr[:P], self.pairs(batch)
+    def reconstruction(self, g: Any) -> Reconstruction:
+        """The decoders, geometry and link reading applied to the parameter pairs of graphs ``g``."""
+        P = g.edge_weight.shape[-1] // 2
+        return Reconstruction(
+            self.pairs(g),
+            g.edge_attr[:P],
+            self.weight_head,
+            self.decoder,
+            self.geom,
+            self.cfg.link_reading,
+            self.cfg.link_q,
+        )
+
+    def _targets(self, batch: Any) -> tuple[Tensor, Reconstruction]:
+        """Trained weights ``[B, T, P]`` of ``batch`` and their :class:`~.decoders.Reconstruction`."""
+        return parameter_values(batch.edge_weight, batch.edge_weight.shape[-1] // 2), self.reconstruction(batch)
 
     def full_recon_terms(self, z: Tensor, batch: Any, z_features: Tensor | None = None) -> dict[str, Tensor]:
         r"""Deterministic reconstruction terms (link, magnitude, sign) of coordinates ``z [B, T, V, d]``
@@ -373,21 +373,10 @@ class GTHGMN(MetaNet):
         :math:`\log_0` of ``z_features`` (the encoder's coordinates, which the refinement holds fixed;
         default ``z``)."""
         B, T, V, d = z.shape
-        w, attr, pairs = self._targets(batch)
+        w, rec = self._targets(batch)
         zf = z.reshape(B * T, V, d)
         zx = zf if z_features is None else z_features.reshape(B * T, V, d)
-        return full_terms(
-            zf,
-            self._tangent(zx),
-            w.reshape(B * T, -1),
-            attr,
-            pairs,
-            self.weight_head,
-            self.decoder,
-            self.geom,
-            self.cfg.link_reading,
-            self.cfg.link_q,
-        )
+        return full_terms(zf, self._tangent(zx), w.reshape(B * T, -1), rec)
 
     def recon_loss(self, batch: Any) -> dict[str, float]:
         """The full-graph reconstruction loss of the encoder's coordinates (no refinement): every
@@ -406,27 +395,13 @@ class GTHGMN(MetaNet):
         lr = self.cfg.refine_lr if lr is None else lr
         if steps <= 0:
             return z0
-        w, attr, pairs = self._targets(batch)
+        w, rec = self._targets(batch)
         req = [p.requires_grad for p in self.parameters()]
         for p in self.parameters():
             p.requires_grad_(False)
         try:
             with torch.enable_grad():
-                return refine_coordinates(
-                    z0,
-                    self._tangent(z0),
-                    w,
-                    attr,
-                    pairs,
-                    self.weight_head,
-                    self.decoder,
-                    self.geom,
-                    self.cfg.link_reading,
-                    self.cfg.link_q,
-                    self.recon_weights(),
-                    steps,
-                    lr,
-                )
+                return refine_coordinates(z0, self._tangent(z0), w, rec, self.recon_weights(), steps, lr)
         finally:
             for p, r in zip(self.parameters(), req):
                 p.requires_grad_(r)
@@ -458,19 +433,8 @@ class GTHGMN(MetaNet):
         batch = to_device(batch, self.anchors.device)
         z0, _ = self.node_states(batch)
         z = self.refine(z0, batch, refine_steps)
-        w, attr, pairs = self._targets(batch)
-        out = reconstruction_metrics(
-            z,
-            self._tangent(z0),
-            w,
-            attr,
-            pairs,
-            self.weight_head,
-            self.decoder,
-            self.geom,
-            self.cfg.link_reading,
-            self.cfg.link_q,
-        )
+        w, rec = self._targets(batch)
+        out = reconstruction_metrics(z, self._tangent(z0), w, rec)
         self.train(was)
         return out
 

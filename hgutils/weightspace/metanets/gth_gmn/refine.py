@@ -20,8 +20,8 @@ import geoopt
 import torch
 from torch import Tensor
 
-from hgutils.weightspace.metanets.gth_gmn.decoders import FermiDirac, Geometry, SignedWeightHead, full_terms
-from hgutils.weightspace.metanets.gth_gmn.links import PairSets, edge_labels
+from hgutils.weightspace.metanets.gth_gmn.decoders import Reconstruction, full_terms
+from hgutils.weightspace.metanets.gth_gmn.links import PairSets
 
 #: node pairs (graphs x pairs) refined per chunk: ~2e6 keeps each [pairs, d=16] float32 tensor near 128 MB
 PAIRS_PER_CHUNK = 2_000_000
@@ -37,41 +37,36 @@ def refine_coordinates(
     z0: Tensor,
     X: Tensor,
     w: Tensor,
-    attr: Tensor,
-    pairs: PairSets,
-    head: SignedWeightHead,
-    fd: FermiDirac,
-    geom: Geometry,
-    reading: str,
-    q: float,
+    rec: Reconstruction,
     weights: dict[str, float],
     steps: int,
     lr: float,
     budget: int = PAIRS_PER_CHUNK,
 ) -> Tensor:
-    """Refine coordinates ``z0 [B, T, V, d]`` (features ``X`` fixed, weights ``w [B, T, P]``) for
-    ``steps`` RiemannianAdam steps of size ``lr`` against ``sum(weights[k] * term_k)`` over every pair
-    (``link``, ``mag``, ``sign``) plus ``weights["smooth"]`` times the temporal smoothness. Returns
-    the refined coordinates (detached); ``steps = 0`` returns ``z0``."""
+    """Refine coordinates ``z0 [B, T, V, d]`` (features ``X`` fixed, weights ``w [B, T, P]``, decoders
+    and pairs ``rec``) for ``steps`` RiemannianAdam steps of size ``lr`` against
+    ``sum(weights[k] * term_k)`` over every pair (``link``, ``mag``, ``sign``) plus ``weights["smooth"]``
+    times the temporal smoothness. Returns the refined coordinates (detached); ``steps = 0`` returns
+    ``z0``."""
     if steps <= 0:
         return z0
     B, T, V, d = z0.shape
+    geom = rec.geom
     man = geoopt.Euclidean(ndim=1) if geom.euclidean else geoopt.PoincareBall(c=geom.c)
     out = []
-    n = chunk_size(T, pairs, reading, budget)
+    n = chunk_size(T, rec.pairs, rec.reading, budget)
     for start in range(0, B, n):
         sl = slice(start, start + n)
         b = z0[sl].shape[0]
         Xf = X[sl].reshape(b * T, V, d).detach()
         wf = w[sl].reshape(b * T, -1)
         with torch.no_grad():
-            statics = head.statics(Xf, pairs.src, pairs.dst, attr)
-            labels = edge_labels(wf, pairs, reading, q)
+            statics, labels = rec.statics(Xf), rec.labels(wf)
         z = geoopt.ManifoldParameter(z0[sl].detach().clone(), manifold=man)
         opt = geoopt.optim.RiemannianAdam([z], lr=lr, amsgrad=True)
         for _ in range(steps):
             opt.zero_grad()
-            terms = full_terms(z.reshape(b * T, V, d), Xf, wf, attr, pairs, head, fd, geom, reading, q, statics, labels)
+            terms = full_terms(z.reshape(b * T, V, d), Xf, wf, rec, statics, labels)
             loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
             if T > 1 and weights.get("smooth", 0.0) > 0:
                 loss = loss + weights["smooth"] * (geom.dist(z[:, 1:], z[:, :-1]) ** 2).mean()
