@@ -104,6 +104,23 @@ def test_all_pairs_signed_weight_head_equals_the_per_pair_form():
         assert torch.allclose(a[0], b[0], atol=1e-10) and torch.allclose(a[1], b[1], atol=1e-10)
 
 
+@pytest.mark.parametrize("per_graph", [False, True])
+def test_node_factored_slope_layer_equals_the_slope_mlp_on_the_pair_concatenation(per_graph):
+    torch.manual_seed(3)
+    head = SignedWeightHead(5, 2).double()
+    X = torch.randn(3, 7, 5, dtype=torch.float64)
+    src, dst = torch.tensor([0, 1, 2, 3, 6]), torch.tensor([4, 5, 6, 0, 1])
+    attr = torch.randn(5, 2, dtype=torch.float64)
+    if per_graph:  # [M, k] indices and attributes, as the sampled stage-1 pairs are
+        src, dst, attr = src.expand(3, -1), dst.flip(0).expand(3, -1), attr.expand(3, -1, -1) * 2
+    _, alpha, _ = head.statics(X, src, dst, attr)
+    g = (lambda i: X[:, i]) if src.dim() == 1 else (lambda i: X.gather(1, i[..., None].expand(-1, -1, 5)))
+    a = attr.expand(3, -1, -1)
+    ref = head.alpha0 + head.delta_alpha * torch.tanh(head.slope_mlp(torch.cat([g(src), g(dst), a], -1)).squeeze(-1))
+    assert torch.allclose(alpha, ref, atol=1e-12)
+    assert (alpha - head.alpha0).abs().max() > 1e-3  # the slope varies, so the comparison is not of constants
+
+
 # ------------------------------------------------------------------ link readings
 def _zoo(n: int = 12, T: int = 3):
     from hgutils.weightspace.zoo import inr_image_zoo

@@ -100,15 +100,21 @@ class SignedWeightHead(nn.Module):
         r"""The parts that depend on the node features only: ``(base [M, k], alpha [M, k], xi [M, V, d])``,
         :math:`\mathrm{base} = \log\nu + s_u + s_v - (1 - \alpha_{uv}/d)(k_u + k_v)` and the nodes'
         :math:`\xi = f_\xi(X)`; computed once when the coordinates are refined with ``X`` fixed.
-        ``src, dst`` are ``[k]`` (shared) or ``[M, k]``."""
-        Xu, Xv = take(X, src), take(X, dst)
+        ``src, dst`` are ``[k]`` (shared) or ``[M, k]``.
+
+        The slope MLP's first layer on :math:`[X_u, X_v, a_{uv}]` splits by blocks,
+        :math:`W[X_u; X_v; a] + b = (W_u X)_u + (W_v X)_v + W_a a + b`, so it is applied per node
+        (``V`` rows) and gathered per pair instead of per pair on a ``2d + F_a`` concatenation."""
         s = self.f_sigma(X).squeeze(-1)
         kap = self.f_kappa(X).squeeze(-1)
         su, sv = (s.gather(1, i) if i.dim() == 2 else s[:, i] for i in (src, dst))
         ku, kv = (kap.gather(1, i) if i.dim() == 2 else kap[:, i] for i in (src, dst))
         a = attr.to(X.dtype)
         a = a.expand(X.shape[0], -1, -1) if a.dim() == 2 else a
-        alpha = self.alpha0 + self.delta_alpha * torch.tanh(self.slope_mlp(torch.cat([Xu, Xv, a], -1)).squeeze(-1))
+        first, act, last = self.slope_mlp
+        W, d = first.weight, self.dim
+        h = take(X @ W[:, :d].T, src) + take(X @ W[:, d : 2 * d].T, dst) + F.linear(a, W[:, 2 * d :], first.bias)
+        alpha = self.alpha0 + self.delta_alpha * torch.tanh(last(act(h)).squeeze(-1))
         base = self.log_nu + su + sv - (1 - alpha / self.dim) * (ku + kv)
         return base, alpha, self.f_xi(X)
 
