@@ -200,6 +200,47 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
         cmp.ComparisonSettings(recipes="authors")
 
 
+def test_recipe_learning_rates_follow_the_batch_size_by_the_named_rule(tmp_path, monkeypatch):
+    from hgutils.weightspace.metanets.recipes import recipe_for, scaled_lr
+
+    assert scaled_lr(5e-3, 32, 512, "sqrt") == pytest.approx(1.25e-3)  # 5e-3 * (32 / 512) ** 0.5
+    assert scaled_lr(5e-3, 32, 512, "linear") == pytest.approx(3.125e-4)
+    assert scaled_lr(1e-3, 32, 8, "sqrt") == pytest.approx(2e-3)  # a larger batch than the recipe's: a larger step
+    assert all(scaled_lr(5e-3, 512, 512, r) == 5e-3 for r in ("none", "sqrt", "linear"))
+    assert scaled_lr(5e-3, 32, 512) == 5e-3
+    with pytest.raises(ValueError, match="rule must be one of"):
+        scaled_lr(1e-3, 32, 512, "cubic")
+    with pytest.raises(ValueError, match="batch sizes"):
+        scaled_lr(1e-3, 0, 512, "sqrt")
+    with pytest.raises(ValueError, match="recipe_lr_scaling must be one of"):
+        cmp.ComparisonSettings(recipe_lr_scaling="quadratic")
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=24, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
+    shared = TrainConfig(epochs=1, batch_size=2, patience=1000)
+    stat = recipe_for("StatNN", "classification")  # batch 8
+    kw = dict(train_cfg=shared, recipes="optimizer")
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], recipe_lr_scaling="sqrt", **kw)
+    row = run.table.iloc[0]
+    assert row["lr"] == pytest.approx(stat.lr * 0.5) and "sqrt-scaled from batch 8 to 2" in row["recipe"]
+    full = cmp.run_comparison(
+        zoo,
+        "classification",
+        y,
+        2,
+        ["StatNN"],
+        splits,
+        [0],
+        recipe_lr_scaling="linear",
+        train_cfg=shared,
+        recipes="full",
+    )
+    assert full.table.iloc[0]["lr"] == stat.lr and "scaled" not in full.table.iloc[0]["recipe"]  # its own batch
+    with pytest.raises(ValueError, match="recipe_lr_scaling must be one of"):
+        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], recipe_lr_scaling="x", **kw)
+
+
 def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_together(tmp_path, monkeypatch):
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
     zoo = _zoo(n=24, T=2, signal=True)

@@ -383,6 +383,7 @@ class ComparisonSettings(Preset):
     split_seed: int = 0  # seed of the one shared split
     recipes: str = "optimizer"  # baselines' reference training recipes (RECIPE_MODES): "none" | "optimizer" |
     # "full"
+    recipe_lr_scaling: str = "none"  # a recipe's lr at our batch size (scaled_lr): "none" | "sqrt" | "linear"
     workers: int = 1  # processes that fit (model, seed) runs side by side, one thread each (1: in this process)
     epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
     # model the budget cannot afford to train to convergence (its capped runs are marked as such)
@@ -418,6 +419,7 @@ class ComparisonSettings(Preset):
             )
         if self.recipes not in RECIPE_MODES:
             raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
+        _check_lr_scaling(self.recipe_lr_scaling)
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1; got {self.workers}")
         _check_epoch_caps(dict(self.epoch_caps))
@@ -456,9 +458,17 @@ class ComparisonSettings(Preset):
             "lr_search_steps": self.lr_search_steps,
             "gate": self.gate(),
             "recipes": self.recipes,
+            "recipe_lr_scaling": self.recipe_lr_scaling,
             "workers": self.workers,
             "epoch_caps": dict(self.epoch_caps),
         }
+
+
+def _check_lr_scaling(rule: str) -> None:
+    from hgutils.weightspace.metanets.recipes import LR_SCALING_RULES
+
+    if rule not in LR_SCALING_RULES:
+        raise ValueError(f"recipe_lr_scaling must be one of {LR_SCALING_RULES}; got {rule!r}")
 
 
 def _check_epoch_caps(caps: Mapping[str, int]) -> None:
@@ -542,6 +552,7 @@ def run_comparison(
     recipes: str = "none",
     workers: int = 1,
     epoch_caps: Mapping[str, int] | None = None,
+    recipe_lr_scaling: str = "none",
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -588,6 +599,11 @@ def run_comparison(
         AMSGrad, warmup and gradient clip, on the shared batch size, epoch cap and early stopping
         (same data and budget); ``"full"``: also the authors' batch size and epoch cap. The row's
         ``recipe`` column names what was applied.
+    recipe_lr_scaling
+        How a recipe's learning rate follows the batch size the run uses instead of the recipe's
+        (:func:`hgutils.weightspace.metanets.recipes.scaled_lr`: ``"none"`` keeps it, ``"sqrt"`` and
+        ``"linear"`` scale it by :math:`(B / B_{ref})^{1/2}` or :math:`B / B_{ref}`); the
+        row's ``lr`` is the rate used and its ``recipe`` column names the rule.
     workers
         ``1``: every (variant, seed) run in this process. ``k > 1``: the runs are fitted in ``k``
         forked processes with one thread each (after the learning-rate searches, which stay here);
@@ -605,7 +621,9 @@ def run_comparison(
     if recipes not in RECIPE_MODES:
         raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {recipes!r}")
     _check_epoch_caps(epoch_caps or {})
+    _check_lr_scaling(recipe_lr_scaling)
     runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate, recipes)
+    runner.lr_scaling = recipe_lr_scaling
     runner.epoch_caps = {k: int(v) for k, v in (epoch_caps or {}).items()}
     runner.prepare(inputs, drop_constant)
     if workers < 1:
@@ -615,7 +633,7 @@ def run_comparison(
     for name in list(variants):
         lr = runner.train_cfg.lr
         if runner.recipe(name) is not None:
-            lr = runner.recipe(name).lr
+            lr = runner.recipe_lr(name)
         elif lr_grid:
             base = VARIANTS[name].base
             if base not in searched:  # one search per model family: its first variant in the list
@@ -724,6 +742,7 @@ class _Runner:
         self.zoo = self.raw = zoo
         self.task, self.target, self.out_dim, self.splits = task, target, out_dim, splits
         self.train_cfg, self.gth_overrides, self.gate, self.recipes = train_cfg, gth_overrides, gate, recipes
+        self.lr_scaling = "none"  # recipe learning rates at our batch size (run_comparison: recipe_lr_scaling)
         self.res = ComparisonResult(pd.DataFrame(), splits)
         self.prep_time: dict[Any, float] = {}
         self.pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
@@ -747,6 +766,14 @@ class _Runner:
         from hgutils.weightspace.metanets.recipes import recipe_for
 
         return None if self.recipes == "none" else recipe_for(VARIANTS[name].base, self.task)
+
+    def recipe_lr(self, name: str) -> float:
+        """The learning rate of ``name``'s recipe at the batch size its runs use (``lr_scaling``)."""
+        from hgutils.weightspace.metanets.recipes import scaled_lr
+
+        r = self.recipe(name)
+        batch = r.batch_size if self.recipes == "full" else self.train_cfg.batch_size
+        return scaled_lr(r.lr, batch, r.batch_size, self.lr_scaling)
 
     def train_cfg_of(self, name: str, seed: int, lr: float) -> Any:
         """The loop settings of one run: the shared ones, with the reference recipe's optimiser
@@ -842,6 +869,12 @@ class _Runner:
         finally:
             _FORKED_RUNNER = None
 
+    def _recipe_mode(self, recipe: Any) -> str:
+        batch = recipe.batch_size if self.recipes == "full" else self.train_cfg.batch_size
+        if self.lr_scaling == "none" or batch == recipe.batch_size:
+            return self.recipes
+        return f"{self.recipes}; lr {recipe.lr:g} {self.lr_scaling}-scaled from batch {recipe.batch_size} to {batch}"
+
     def fit_one(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
         """Train variant ``name`` with ``seed`` at ``lr`` on the split; returns its results row (and
         keeps curves; the model and test outputs too when ``keep_outputs``)."""
@@ -872,7 +905,7 @@ class _Runner:
             "seed": seed,
             "temporal": VARIANTS[name].temporal,
             "lr": lr,
-            "recipe": "" if recipe is None else f"{recipe.source.split(':')[0]} ({self.recipes})",
+            "recipe": "" if recipe is None else f"{recipe.source.split(':')[0]} ({self._recipe_mode(recipe)})",
             "trained": gs["trained"],
             "gate": gs["reason"],
             "capped": fr.capped,

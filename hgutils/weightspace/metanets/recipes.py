@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["RECIPES", "Recipe", "recipe_for"]
+__all__ = ["LR_SCALING_RULES", "RECIPES", "Recipe", "recipe_for", "scaled_lr"]
 
 
 @dataclass(frozen=True)
@@ -177,3 +177,23 @@ RECIPES: dict[tuple[str, str], Recipe] = {
 def recipe_for(model: str, task: str) -> Recipe | None:
     """The reference recipe of base model ``model`` on ``task`` (``None``: the model has no reference recipe)."""
     return RECIPES.get((model, task))
+
+
+#: how a recipe's learning rate follows a batch size other than its own (:func:`scaled_lr`)
+LR_SCALING_RULES: tuple[str, ...] = ("none", "sqrt", "linear")
+
+
+def scaled_lr(lr: float, batch_size: int, reference_batch_size: int, rule: str = "none") -> float:
+    r"""A recipe's learning rate carried to another batch size:
+    :math:`\eta' = \eta\,(B / B_\mathrm{ref})^{p}` with :math:`p = 0` (``"none"``), :math:`1/2`
+    (``"sqrt"``: the square-root rule for adaptive optimisers such as Adam, Malladi et al. 2022,
+    arXiv:2205.10287) or :math:`1` (``"linear"``: Goyal et al. 2017, arXiv:1706.02677, for SGD).
+
+    A smaller batch than the recipe's gives noisier gradients, so the rule lowers the step with it;
+    at :math:`B = B_\mathrm{ref}` every rule returns ``lr``."""
+    if rule not in LR_SCALING_RULES:
+        raise ValueError(f"rule must be one of {LR_SCALING_RULES}; got {rule!r}")
+    if lr <= 0 or batch_size < 1 or reference_batch_size < 1:
+        raise ValueError(f"need lr > 0 and batch sizes >= 1; got {lr}, {batch_size}, {reference_batch_size}")
+    p = {"none": 0.0, "sqrt": 0.5, "linear": 1.0}[rule]
+    return float(lr * (batch_size / reference_batch_size) ** p)
