@@ -67,6 +67,45 @@ def test_infonce_pairs_each_network_with_one_augmented_view():
     assert torch.isfinite(terms["task"])
 
 
+def test_both_views_pass_through_batchnorm_as_one_batch_as_dwsnets_trainer_does():
+    from hgutils.weightspace.metanets.heads import info_nce
+
+    zoo = make_zoo(8, 1)
+    m = build_metanet("DWSNet", zoo, "infonce", 8)
+    data = m.prepare(zoo)
+    batch = data[torch.arange(8)]
+    m.train()
+    torch.manual_seed(0)
+    terms = m.loss_terms(batch, None, 0.5, torch.Generator().manual_seed(1))
+    view = batch.dwsnets_view(torch.Generator().manual_seed(1))
+    torch.manual_seed(0)
+    joint = info_nce(*m(WeightData.cat([batch, view])).chunk(2), 0.1)
+    torch.manual_seed(0)
+    separate = info_nce(m(batch), m(view), 0.1)  # BatchNorm statistics per view: what the loss must not be
+    assert torch.allclose(terms["task"], joint, atol=1e-6)
+    assert not torch.allclose(terms["task"], separate, atol=1e-3)
+    # without BatchNorm the joint pass changes nothing
+    nfn = build_metanet("StatNN", zoo, "infonce", 8).train()
+    d2 = nfn.prepare(zoo)[torch.arange(8)]
+    v2 = d2.dwsnets_view(torch.Generator().manual_seed(1))
+    got = nfn.loss_terms(d2, None, 0.5, torch.Generator().manual_seed(1))["task"]
+    assert torch.allclose(got, info_nce(nfn(d2), nfn(v2), 0.1), atol=1e-6)
+
+
+def test_weight_data_concatenation_keeps_order_and_refuses_mismatches():
+    zoo = make_zoo(6, 2, dtype=torch.float64)
+    data = WeightData.from_zoo(zoo.standardized(zoo.entry_stats(torch.arange(6))), "all")
+    both = WeightData.cat([data[[0, 1]], data[[4]]])
+    assert len(both) == 3 and torch.equal(both.weights[0], data.weights[0][[0, 1, 4]]) and both.norm is data.norm
+    other = WeightData.from_zoo(zoo, "all")  # raw: no statistics
+    with pytest.raises(ValueError, match="different statistics"):
+        WeightData.cat([data[[0]], other[[1]]])
+    with pytest.raises(ValueError, match="cannot concatenate sizes"):
+        WeightData.cat([data[[0]], data.select(torch.tensor([0]))[[1]]])
+    with pytest.raises(ValueError, match="at least one"):
+        WeightData.cat([])
+
+
 def test_gth_gmn_view_recomputes_node_features_from_the_augmented_weights():
     zoo = make_zoo(4, 2)
     g = TemporalParamGraph.from_zoo(zoo)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +122,27 @@ class WeightData:
 
     def __getitem__(self, idx: Any) -> WeightData:
         return WeightData(tuple(W[idx] for W in self.weights), tuple(b[idx] for b in self.biases), self.norm)
+
+    @classmethod
+    def cat(cls, parts: Sequence[WeightData]) -> WeightData:
+        """The networks of ``parts`` as one container, in order (the parts must share their
+        architecture, snapshots and standardisation statistics)."""
+        if not parts:
+            raise ValueError("need at least one WeightData to concatenate")
+        first = parts[0]
+        for p in parts[1:]:
+            if p.sizes != first.sizes or p.T != first.T:
+                raise ValueError(f"cannot concatenate sizes {p.sizes} / T={p.T} with {first.sizes} / T={first.T}")
+            if (p.norm is None) != (first.norm is None) or (
+                p.norm is not None
+                and any(a is not b and not torch.equal(a, b) for x, y in zip(p.norm, first.norm) for a, b in zip(x, y))
+            ):
+                raise ValueError("cannot concatenate networks standardised with different statistics")
+        return cls(
+            tuple(torch.cat(ws, 0) for ws in zip(*(p.weights for p in parts))),
+            tuple(torch.cat(bs, 0) for bs in zip(*(p.biases for p in parts))),
+            first.norm,
+        )
 
     def select(self, t_idx: Tensor) -> WeightData:
         """Keep the snapshots ``t_idx``."""
@@ -286,10 +308,19 @@ class MetaNet(nn.Module, abc.ABC):
         """Named loss terms; the training loop computes ``sum(loss_weights[k] * terms[k])``.
 
         InfoNCE (DWSNets' self-supervised protocol): each network is paired with one augmented view of
-        itself (:meth:`augment`)."""
+        itself (:meth:`augment`). Where the batch container can be concatenated (a ``cat`` classmethod,
+        as :meth:`WeightData.cat`), the ``B`` networks and their ``B`` views pass through the model as
+        one batch of ``2B``, as DWSNets' trainer does (``torch.cat([w, aug_w])``). For a model with
+        BatchNorm this matters: normalised per view, each view's batch statistics remove the
+        augmentation's shift of 0.2 std in training, but the running statistics of
+        evaluation do not, so the two views stop matching there."""
         if self.task == "infonce":
-            z1 = self(batch)
-            z2 = self(self.augment(batch, generator, aug_shift, aug_drop))
+            view = self.augment(batch, generator, aug_shift, aug_drop)
+            cat = getattr(type(batch), "cat", None)
+            if cat is None:
+                z1, z2 = self(batch), self(view)
+            else:
+                z1, z2 = self(cat([batch, view])).chunk(2, dim=0)
             return {"task": info_nce(z1, z2, temperature)}
         return {"task": task_loss(self.task, self(batch), target)}
 
