@@ -94,7 +94,7 @@ class INRClassificationConfig(ComparisonSettings):
     deep_encoder_lr: float = 3e-3  # stage-1 Adam learning rate on the 13-layer zoo
     deep_batch: int = 4  # networks per stage-1 step (100 snapshots each)
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale smoke|medium``)
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 126.8}  # beside four other medium runs
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see the README
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"curve_sizes": (30, 60, 90), "curve_images": 130},
