@@ -772,8 +772,11 @@ class _Runner:
         from hgutils.weightspace.metanets.recipes import scaled_lr
 
         r = self.recipe(name)
-        batch = r.batch_size if self.recipes == "full" else self.train_cfg.batch_size
-        return scaled_lr(r.lr, batch, r.batch_size, self.lr_scaling)
+        return scaled_lr(r.lr, self._batch_of(r), r.batch_size, self.lr_scaling)
+
+    def _batch_of(self, recipe: Any) -> int:
+        """The batch size a run with ``recipe`` uses: the recipe's in ``"full"`` mode, else the shared one."""
+        return recipe.batch_size if self.recipes == "full" else self.train_cfg.batch_size
 
     def train_cfg_of(self, name: str, seed: int, lr: float) -> Any:
         """The loop settings of one run: the shared ones, with the reference recipe's optimiser
@@ -870,7 +873,7 @@ class _Runner:
             _FORKED_RUNNER = None
 
     def _recipe_mode(self, recipe: Any) -> str:
-        batch = recipe.batch_size if self.recipes == "full" else self.train_cfg.batch_size
+        batch = self._batch_of(recipe)
         if self.lr_scaling == "none" or batch == recipe.batch_size:
             return self.recipes
         return f"{self.recipes}; lr {recipe.lr:g} {self.lr_scaling}-scaled from batch {recipe.batch_size} to {batch}"
