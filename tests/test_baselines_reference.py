@@ -269,6 +269,28 @@ def test_set_attention_is_permutation_equivariant_and_checks_heads():
         SetAttention(3, 6, heads=4)
 
 
+def test_set_attention_is_the_set_transformer_formula_with_its_gradients():
+    # the fused attention kernel computes the reference's explicit SAB: O = Q + softmax(Q K^T / sqrt(C')) V,
+    # then O + ReLU(W_o O), with the scale over all C' channels (not per head), values and gradients
+    torch.manual_seed(12)
+    sab = SetAttention(3, 8, heads=4).double()
+    x = torch.randn(2, 6, 3, dtype=torch.float64, requires_grad=True)
+
+    def explicit(x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (f(x).view(2, 6, 4, 2).transpose(1, 2) for f in (sab.q, sab.k, sab.v))
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(8), -1)
+        o = (q + a @ v).transpose(1, 2).reshape(2, 6, 8)
+        return o + torch.relu(sab.o(o))
+
+    y, ref = sab(x), explicit(x)
+    assert torch.allclose(y, ref, atol=1e-12)
+    g = torch.randn_like(y)
+    (gx,) = torch.autograd.grad(y, x, g)
+    (gr,) = torch.autograd.grad(ref, x, g)
+    assert torch.allclose(gx, gr, atol=1e-12)
+    assert torch.autograd.gradcheck(sab, (x,))
+
+
 def test_reference_init_scale_of_dws_linears():
     torch.manual_seed(11)
     layer = DWSLayer((2, 4, 4, 1), 32, 32)
