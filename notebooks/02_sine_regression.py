@@ -50,7 +50,7 @@
 #
 # Scales: `smoke` (CI: 64 INRs, 2 epochs — runs every code path, judges no claim),
 # `medium` (2,000 INRs, T = 10 log-spaced snapshots, up to 150 epochs per encoder with early stopping —
-# DWSNet and GMN, about 0.2 CPU-seconds per step, up to 25 — 3 seeds, two one-thread workers),
+# DWSNet and GMN, about 0.6 and 0.9 CPU-seconds per step, up to 25 — 3 seeds, two one-thread workers; 74 min),
 # `paper` (12,000 INRs, T = 80, up to 500 epochs, 5 seeds, GPU).
 
 # %% tags=["parameters"]
