@@ -24,14 +24,14 @@ import os
 import random
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import torch
 
-from hgutils.verdicts import CONTRADICTED, DID_NOT_TRAIN, HOLDS, NOT_TESTED, VERDICT_COLOURS, VERDICTS
+from hgutils.verdicts import CAPPED, CONTRADICTED, DID_NOT_TRAIN, HOLDS, NOT_TESTED, VERDICT_COLOURS, VERDICTS
 
 log = logging.getLogger("hgutils")
 
@@ -406,12 +406,23 @@ class Claim:
     detail: str | None = None
     test: dict[str, Any] | None = None
     power: dict[str, Any] | None = None
+    favoured: list[str] | None = None  # the judged models the claim says win (None: not named)
 
     @property
     def verdict(self) -> str:
-        """The outcome, or ``inconclusive (did not train)`` when a model the claim judges did not pass
-        the learnability check (whatever the criterion gave)."""
-        return DID_NOT_TRAIN if self.untrained else self.outcome
+        """The outcome, with two overrides:
+
+        - ``inconclusive (did not train)`` when a model the claim judges did not pass the learnability
+          check (whatever the criterion gave);
+        - ``inconclusive (capped)`` when the criterion gave ``contradicted`` and a losing model -- one
+          of :attr:`favoured`, or any judged model when the claim names none -- stopped at its
+          training budget while still improving (:attr:`capped_losers`).
+        """
+        if self.untrained:
+            return DID_NOT_TRAIN
+        if self.outcome == CONTRADICTED and self.capped_losers:
+            return CAPPED
+        return self.outcome
 
     @property
     def untrained(self) -> list[str]:
@@ -425,11 +436,24 @@ class Claim:
         return [m for m, g in (self.trained or {}).items() if g.get("capped")]
 
     @property
+    def capped_losers(self) -> list[str]:
+        """The capped models among those that lose a contradicted claim: :attr:`favoured` when named
+        (the paper's winners, which the criterion says lost), every judged model otherwise."""
+        losers = self.favoured if self.favoured is not None else list(self.trained or {})
+        return [m for m in self.capped if m in losers]
+
+    @property
     def verdict_detail(self) -> str:
         """The verdict with what was measured: ``inconclusive: +1.9 ± 2.2 points; resolvable ≥ 4.4 at 3
         seeds``; the models that did not train when the claim could not be judged."""
         if self.untrained:
             return f"{self.verdict}: {', '.join(self.untrained)}"
+        if self.verdict == CAPPED:
+            measured = f"; {self.detail}" if self.detail else ""
+            return (
+                f"{CAPPED}: the criterion gave {CONTRADICTED}{measured}; stopped at their budget while "
+                f"improving: {', '.join(self.capped_losers)}"
+            )
         text = f"{self.verdict}: {self.detail}" if self.detail else self.verdict
         if self.capped:
             text += f" (rests on capped runs: {', '.join(self.capped)})"
@@ -559,10 +583,13 @@ class Claims:
         paper_effect: float | None = None,
         reason: str | None = None,
         trained: dict[str, Any] | None = None,
+        favoured: Sequence[str] | None = None,
     ) -> Claim:
         """Record a claim (class docstring): ``holds`` for an absolute criterion, ``test`` for a
         comparison, neither for "not tested" (``reason``); ``trained`` maps each judged model to its
-        learnability check."""
+        learnability check (``capped``: its run stopped at its budget); ``favoured`` names the judged
+        models the claim says win, whose capped runs make a contradiction ``inconclusive (capped)``
+        (default: any judged model's)."""
         if any(r.id == id for r in self.rows):
             raise ValueError(f"claim id {id!r} already recorded in {self.notebook}")
         if not criterion:
@@ -580,6 +607,11 @@ class Claims:
                     "reason": str(g.get("reason", "")),
                     "capped": bool(g.get("capped", False)),
                 }
+        if favoured is not None:
+            favoured = [str(m) for m in favoured]
+            unknown = [m for m in favoured if gates is None or m not in gates]
+            if unknown:
+                raise ValueError(f"claim {id!r}: favoured models {unknown} are not among the judged models (trained=)")
         detail = test.summary if test is not None else (reason or None)
         power = None
         if paper_effect is not None:
@@ -600,6 +632,7 @@ class Claims:
             detail,
             _jsonable(test.to_dict()) if test is not None else None,
             _jsonable(power),
+            favoured,
         )
         self.rows.append(row)
         return row

@@ -45,6 +45,14 @@ values). It holds when the interval lies beyond the criterion's threshold in the
 is contradicted when it lies beyond it in the other, and is inconclusive otherwise. A bootstrap
 over 3-5 seeds has too few resamples to give an interval, hence the F-based rule.
 
+**Runs stopped by their budget** (``inconclusive (capped)``, applied by
+:attr:`hgutils.repro.Claim.verdict`). A model's run is *capped* when it stopped because its epoch or
+step budget ran out rather than by early stopping; under early stopping with patience ``p`` that
+means its validation score improved within its last ``p`` epochs, i.e. it was still improving. A
+claim the criterion contradicts reads ``inconclusive (capped)`` instead when a model that loses it
+(the models the claim favours, or, where the ledger does not name them, any judged model) is capped:
+longer training could reverse the outcome. The measured difference stays in the ledger's detail.
+
 Each result has ``verdict``, ``detail`` (one line for the ledger, e.g.
 ``"inconclusive: +1.9 ± 2.2 points; resolvable ≥ 4.4 at 3 seeds"``) and ``to_dict()``; pass it to
 :meth:`hgutils.repro.Claims.add` as ``test=``.
@@ -64,9 +72,13 @@ CONTRADICTED = "contradicted"
 INCONCLUSIVE = "inconclusive"
 NOT_TESTED = "not tested at this scale"
 DID_NOT_TRAIN = "inconclusive (did not train)"
+#: A claim the criterion contradicts, but whose losing model stopped at its training budget while its
+#: validation score was still improving (``Claim.verdict`` in :mod:`hgutils.repro`): more training could
+#: change the outcome, so the run cannot contradict the paper. The measured difference stays in the detail.
+CAPPED = "inconclusive (capped)"
 
 #: Every verdict a ledger may carry, in the order the README's summary counts them.
-VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE, NOT_TESTED, DID_NOT_TRAIN)
+VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE, NOT_TESTED, DID_NOT_TRAIN, CAPPED)
 
 #: Background colour of each verdict in a notebook's claims table (one palette everywhere).
 VERDICT_COLOURS = {
@@ -75,6 +87,7 @@ VERDICT_COLOURS = {
     INCONCLUSIVE: "#fff3cd",
     NOT_TESTED: "#e2e3e5",
     DID_NOT_TRAIN: "#e8dcf4",
+    CAPPED: "#ffe5cc",
 }
 
 N_SE = 2.0

@@ -201,3 +201,68 @@ def test_jackknife_se_by_hand_and_absolute_parts():
     assert all_of([ok, jackknife(10.0, loo)]).verdict == HOLDS
     assert all_of([bad, jackknife(10.0, loo)]).verdict == CONTRADICTED
     assert all_of([ok, d]).verdict == INCONCLUSIVE
+
+
+# --------------------------------------------------------------------------- runs stopped by their budget
+def _ledger_with(gates: dict, favoured=None, holds: bool | None = None, test=None) -> tuple[Claims, object]:
+    c = Claims("nb", "smoke")
+    kw = {"holds": holds} if test is None else {"test": test}
+    row = c.add(
+        "a-beats-b",
+        "A beats B",
+        paper=1.0,
+        ours=-0.5,
+        criterion="a - b > 0",
+        source="s",
+        trained=gates,
+        favoured=favoured,
+        **kw,
+    )
+    return c, row
+
+
+_OK = {"trained": True, "reason": "fine", "capped": False}
+_CAPPED = {"trained": True, "reason": "fine", "capped": True}
+
+
+def test_a_contradiction_whose_losing_model_was_capped_is_inconclusive_capped(tmp_path):
+    from hgutils.verdicts import CAPPED
+
+    a, b = _paired(-3.0)  # A loses to B by 3 points: the criterion contradicts "A beats B"
+    test = compare_seeds(a, b, paired=True, unit="points")
+    assert test.verdict == CONTRADICTED
+    _, row = _ledger_with({"A": _CAPPED, "B": _OK}, favoured=["A"], test=test)
+    assert row.outcome == CONTRADICTED and row.verdict == CAPPED and row.capped_losers == ["A"]
+    # the measured difference stays in the detail, with what the criterion gave
+    assert test.summary in row.verdict_detail and "contradicted" in row.verdict_detail and "A" in row.verdict_detail
+    # the winner's cap does not excuse the loser
+    _, row = _ledger_with({"A": _OK, "B": _CAPPED}, favoured=["A"], test=test)
+    assert row.verdict == CONTRADICTED
+    # no favoured models named: any capped judged model makes it inconclusive (the conservative reading)
+    c, row = _ledger_with({"A": _OK, "B": _CAPPED}, test=test)
+    assert row.verdict == CAPPED
+    # the rule survives a save / load round trip and counts under its own verdict
+    back = Claims.load(c.save(tmp_path))
+    assert back.rows[0].verdict == CAPPED and back.counts()[CAPPED] == 1 and back.counts()[CONTRADICTED] == 0
+
+
+def test_capped_runs_leave_holds_inconclusive_and_did_not_train_alone():
+    from hgutils.verdicts import CAPPED, DID_NOT_TRAIN
+
+    a, b = _paired(3.0)
+    _, row = _ledger_with({"A": _CAPPED, "B": _CAPPED}, test=compare_seeds(a, b, paired=True))
+    assert row.verdict == HOLDS  # a win by a model that could still improve stays a win
+    a0 = b + np.array([0.1, -0.2, 0.15, -0.05, 0.0])
+    _, row = _ledger_with({"A": _CAPPED, "B": _OK}, test=compare_seeds(a0, b, paired=True))
+    assert row.verdict == INCONCLUSIVE
+    _, row = _ledger_with({"A": _CAPPED, "B": {"trained": False, "reason": "flat"}}, holds=False)
+    assert row.verdict == DID_NOT_TRAIN  # not trained outranks capped
+    _, row = _ledger_with({"A": _CAPPED}, holds=False)  # an absolute criterion on a capped run
+    assert row.verdict == CAPPED
+
+
+def test_favoured_models_must_be_judged_models():
+    with pytest.raises(ValueError, match="favoured models"):
+        _ledger_with({"A": _OK}, favoured=["Z"], holds=False)
+    with pytest.raises(ValueError, match="favoured models"):
+        Claims("nb", "smoke").add("x", "s", paper=1, ours=0, criterion="c", source="s", holds=False, favoured=["A"])
