@@ -4,6 +4,7 @@ Modules, each named for what it holds:
 
 - :mod:`~hgutils.runner.notebooks` -- finding notebooks (``--only``, ``sweep 05``), code fingerprints;
 - :mod:`~hgutils.runner.params` -- a notebook's parameters, ``-p`` parsing by type, validation;
+- :mod:`~hgutils.runner.points` -- sweep point folder names that name every value exactly;
 - :mod:`~hgutils.runner.datacheck` -- an explicitly given data folder must hold data;
 - :mod:`~hgutils.runner.preflight` -- the device, a writable output root, one run per root (lock);
 - :mod:`~hgutils.runner.records` -- run keys, ``run.json`` records, atomic writing of outputs;
@@ -38,10 +39,10 @@ from hgutils.runner.params import (
     notebook_params,
     parse_value,
     parse_values,
-    point_slug,
     preset_class,
     split_values,
 )
+from hgutils.runner.points import point_slug
 from hgutils.runner.preflight import RunLock, check_device, check_writable
 from hgutils.runner.records import is_complete, library_fingerprint, read_record, run_key
 from hgutils.runner.reproduce import DEFAULT_RUN_ROOT, ReproduceResult, RunRecord, publish_results, reproduce
