@@ -74,6 +74,9 @@ class SineRegressionConfig(ComparisonSettings):
         "fit_epochs": (1, 20_000),
         "emb_dim": (1, 1024),
     }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
+        "schedule": ("log", "uniform")  # snapshot spacings of the zoos
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 73.5}  # over the 45-minute budget
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

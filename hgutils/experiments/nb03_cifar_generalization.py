@@ -95,7 +95,10 @@ class GeneralizationConfig(ComparisonSettings):
         "T": (1, 1000),
         "zoo_steps": (1, 200_000),
     }
-    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"dataset": IMAGE_DATASETS, "standin": IMAGE_DATASETS}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
+        "dataset": IMAGE_DATASETS,
+        "standin": IMAGE_DATASETS,
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.2, "medium": 42.2}  # classifier zoo read from the cache
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

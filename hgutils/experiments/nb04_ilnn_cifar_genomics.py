@@ -35,7 +35,7 @@ from hgutils.data.resolve import stratified_split
 from hgutils.loop import GateResult
 from hgutils.manifolds import lorentz as L
 from hgutils.nn.diagnostics import init_diagnostics
-from hgutils.nn.fitting import GENOMICS_RECIPE, VISION_RECIPE, History, train_classifier
+from hgutils.nn.fitting import GENOMICS_RECIPE, SCHEDULES, VISION_RECIPE, History, train_classifier
 from hgutils.nn.genomics import GenomicCNN
 from hgutils.nn.lorentz import GyroLBN
 from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN
@@ -225,7 +225,12 @@ class ILNNConfig(Preset):
         "bn_reps": (1, 100),
         "n_seeds": (1, 100),
     }
-    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"cifar_datasets": ("cifar10", "cifar100")}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cifar_datasets": ("cifar10", "cifar100"),
+        "cifar_schedule": SCHEDULES,
+        "genomics_schedule": SCHEDULES,
+        "synth_label": ("clade", "family", "gene"),
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.2, "medium": 45.0}  # beside three other medium runs
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

@@ -47,7 +47,7 @@ from hgutils.symmetry.encodings import DyadicAxisPE, FourierPE, RandomFourierPE,
 from hgutils.symmetry.groups import GroupElement
 from hgutils.symmetry.readout import VARIANTS, functional_profile, readout_profile
 from hgutils.symmetry.shapes import Shape, default_shapes
-from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
+from hgutils.weightspace.stacked import OPTIMIZERS, init_mlp, mlp_forward, train_stacked
 
 __all__ = [
     "CONFIG",
@@ -138,6 +138,7 @@ class SymmetryReadoutConfig(Preset):
         "n_eval": (1, 1_000_000),
         "sweep_num": (1, 100_000),
     }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"optimizer": OPTIMIZERS}
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.8, "medium": 12.9}
 
     PRESETS: ClassVar[dict] = {

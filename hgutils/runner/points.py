@@ -2,9 +2,10 @@
 
 A point ``{"gain_rich": -1, "n_seeds": 3}`` lives in ``gain_rich=-1__n_seeds=3``. A value is written as
 itself when that text identifies it exactly: numbers, booleans and ``null`` in their JSON spelling
-(the sign kept: ``-1``, ``-0.5``, ``1e-05``), a string made of letters, digits, ``.``, ``-`` and single
-``_`` that does not read as a number or a literal, and a non-empty list of such values joined by ``+``.
-Any other value (``"a b/c"``, ``"1"`` as a string, an empty or nested list) is written as a readable
+(the sign kept: ``-1``, ``-0.5``, ``1e-05``; ``1e20`` for ``1e+20``), a string made of letters, digits,
+``.``, ``-`` and single ``_`` that does not read as a number or a literal, and a list of two or more
+such values joined by ``+``. Any other value (``"a b/c"``, ``"1"`` as a string, an empty, one-item or
+nested list) is written as a readable
 approximation followed by ``~`` and a hash of its exact JSON (``name=a-b-c~3f2a9c1e``), so the folder
 name stays unique. A name longer than :data:`MAX_LEN` characters is cut and ends with a hash of the
 whole point.
@@ -31,11 +32,11 @@ def _digest(value: Any, length: int) -> str:
 def _exact(value: Any) -> str | None:
     """The text of ``value`` when it identifies the value exactly (module docstring), else ``None``."""
     if value is None or isinstance(value, (bool, int, float)):
-        return json.dumps(value)
+        return json.dumps(value).replace("e+", "e")  # 1e+20 -> 1e20: "+" only ever joins list items
     if isinstance(value, str):
         plain = _SAFE_STR.fullmatch(value) and not _LITERAL.fullmatch(value.lower())
         return value if plain else None
-    if isinstance(value, (list, tuple)) and value:
+    if isinstance(value, (list, tuple)) and len(value) > 1:  # a one-item list would read as its item
         parts = [_exact(v) if not isinstance(v, (list, tuple)) else None for v in value]
         return "+".join(p for p in parts if p is not None) if all(p is not None for p in parts) else None
     return None

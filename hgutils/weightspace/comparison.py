@@ -412,6 +412,8 @@ class ComparisonSettings(Preset):
         "split_seed": (0, 2**31 - 1),
         "epoch_caps": (1, 10_000),
     }
+    #: the values of the name-like fields (each model name of ``variants`` must be one of VARIANTS)
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"inputs": INPUTS, "variants": tuple(VARIANTS)}
 
     def __post_init__(self) -> None:
         if self.val_fraction + self.test_fraction >= 1.0:

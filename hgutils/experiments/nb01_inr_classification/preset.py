@@ -119,7 +119,10 @@ class INRClassificationConfig(ComparisonSettings):
         "deep_epochs": (1, 1000),
         "deep_batch": (1, 1000),
     }
-    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"datasets": IMAGE_DATASETS}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
+        "datasets": IMAGE_DATASETS,
+        "schedule": ("log", "uniform"),  # snapshot spacings of the zoos
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see the README
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
