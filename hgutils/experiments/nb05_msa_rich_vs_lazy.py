@@ -160,7 +160,7 @@ class RichLazyConfig(Preset):
         "blobs_per_class": (1, 50),
         "n_per_class": (1, 10_000),
         "hidden": (1, 10_000),
-        "depth": (1, 20),
+        "depth": (None, 20),  # depth 0 is refused by __post_init__, which says why
         "n_seeds": (1, 100),
         "max_steps": (1, 1_000_000),
         "n_heldout": (1, 100_000),

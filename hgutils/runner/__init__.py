@@ -12,12 +12,15 @@ Modules, each named for what it holds:
 - :mod:`~hgutils.runner.backends` -- local worker processes or Dask; Ctrl-C/SIGTERM handling;
 - :mod:`~hgutils.runner.sweep`, :mod:`~hgutils.runner.reproduce`, :mod:`~hgutils.runner.claims_report`.
 
-Guarantees: every input is validated before anything runs (one ``error:`` line, exit 2, nothing
-written; names and values against the parameters cells before any heavy import); every
-output goes under the run's output root (the repository's tracked ``results/<scale>`` and
-``figures/<scale>`` only with ``--publish``); a run is reused only when its recorded key (scale,
-parameters, notebook code, hgutils code) matches; SIGINT/SIGTERM cancel queued work, terminate
-kernels and workers, keep what completed and exit 130.
+Guarantees (each backed by a test; docs/guarantees.md): every input is validated before anything
+runs (one ``error:`` line, exit 2, nothing written; names and values against the parameters cells
+before any heavy import; NaN and infinity, absurd counts and unknown task or dataset names refused);
+every output, the cache included (``<out>/.cache`` unless ``$HGUTILS_CACHE`` is set), goes under
+the run's output root (the repository's tracked ``results/<scale>`` and ``figures/<scale>`` only with
+``--publish``); a run is reused only when its recorded key (scale, parameters, notebook code,
+hgutils code) matches, and a sweep point's folder names its values exactly; SIGINT/SIGTERM cancel
+queued work, terminate kernels and workers, keep what completed, leave no kernel connection file or
+empty folder, and exit 130.
 """
 
 from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, run_jobs
