@@ -15,6 +15,7 @@ under the run's output root (:func:`run_cache`), so a run's cache entries stay u
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -67,6 +68,7 @@ class NotebookFailure(RuntimeError):
         }
 
 
+@functools.lru_cache(maxsize=1)
 def _kernel_manager_class() -> type:
     """The kernel manager the runner's kernels start with: connection file in ``$JUPYTER_RUNTIME_DIR``, encrypted.
 
@@ -111,7 +113,7 @@ def execute(
     every cell ran. On an error it is kept as ``<output stem>.failed.ipynb`` and
     :class:`NotebookFailure` is raised naming the notebook and the failing cell. The kernel's
     connection file lies in a fresh folder under ``runtime_dir`` (default: the system's temporary
-    folder), removed when the call returns (:func:`kernel_manager`).
+    folder), removed when the call returns (:func:`_kernel_manager_class`).
     """
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError

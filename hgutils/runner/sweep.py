@@ -9,9 +9,12 @@ Layout (``out`` defaults to ``<repo>/results/sweeps/<notebook>``)::
     <out>/<scale>/<point>/run.failed.ipynb               the executed copy of a failed point
     <out>/.cache/                                        the points' cache (unless $HGUTILS_CACHE is set)
 
-A point is complete only when its ``run.json`` records the same key (scale, every parameter,
-notebook code, hgutils code, ``$HGUTILS_DATA``; see :mod:`hgutils.runner.records`); a completed
-point's folder is replaced as a whole by renames, so it is either the old or the new result.
+A point's folder names every value exactly (:mod:`hgutils.runner.points`: ``gain_rich=-1`` and
+``gain_rich=1`` are two folders). A point is complete only when its ``run.json`` records the same key
+(scale, every parameter, notebook code, hgutils code, ``$HGUTILS_DATA``; see
+:mod:`hgutils.runner.records`); a completed point's folder is replaced as a whole by renames, so it
+is either the old or the new result, and a folder holding the result of other parameters is never
+replaced without ``--force``.
 Everything is validated before the first point starts.
 """
 
@@ -176,7 +179,8 @@ def sweep(
     Raises
     ------
     ValueError
-        For any invalid input (one line each), before anything ran; nothing is written.
+        For any invalid input (one line each), before anything ran; nothing is written. Also when a
+        point's folder holds the result of other parameters (kept; ``force`` replaces it).
     """
     if scale not in SCALES:
         raise ValueError(f"--scale must be one of {SCALES}; got {scale!r}")
@@ -241,9 +245,9 @@ def _refuse_other_parameters(folder: Path, key: dict[str, Any]) -> None:
     Only a folder named by an older hgutils (whose names could lose a value's sign), or a sweep
     with another ``--device`` or ``--data-dir``, can hold one; replacing it would lose that result.
     """
-    rec = read_record(folder / RECORD)
-    theirs = (rec or {}).get("key", {}).get("parameters") if isinstance((rec or {}).get("key"), dict) else None
-    if theirs is None or theirs == key["parameters"]:
+    rec = read_record(folder / RECORD) or {}
+    theirs = rec["key"].get("parameters") if isinstance(rec.get("key"), dict) else None
+    if not isinstance(theirs, dict) or theirs == key["parameters"]:
         return
     differ = sorted(k for k in set(theirs) | set(key["parameters"]) if theirs.get(k) != key["parameters"].get(k))
     shown = ", ".join(f"{k}={theirs.get(k)!r} (asked: {key['parameters'].get(k)!r})" for k in differ)
