@@ -33,6 +33,7 @@ ValueError: Demo.n_nets: expected an int; got 'abc' (str)
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Sequence
@@ -74,7 +75,8 @@ def _bare(tp: Any) -> str:
 def coerce(value: Any, tp: Any, where: str = "value") -> Any:
     """Check ``value`` against the annotation ``tp`` and return it in canonical form.
 
-    Lists become tuples for ``tuple[...]`` fields (and tuples lists for ``list[...]``); ``Path``
+    A ``float`` must be finite (NaN and infinity are refused however they were spelled). Lists
+    become tuples for ``tuple[...]`` fields (and tuples lists for ``list[...]``); ``Path``
     becomes ``str`` for ``str`` fields; ints are accepted for ``float`` fields unchanged (so config
     hashes do not move). Nothing else is converted: a string is never split into characters, a
     number is never a string.
@@ -118,6 +120,8 @@ def coerce(value: Any, tp: Any, where: str = "value") -> Any:
         raise fail()
     if tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ValueError(f"{where}: expected a finite number; got {value!r}")
             return value
         if type(value).__module__ == "numpy" and hasattr(value, "item"):
             return coerce(value.item(), tp, where)
@@ -146,17 +150,34 @@ def coerce(value: Any, tp: Any, where: str = "value") -> Any:
     return value  # an annotation this checker does not understand: accept as is
 
 
+def _leaves(value: Any) -> list[Any]:
+    """The scalars of a value, lists flattened (``(("GMN", 15),)`` → ``["GMN", 15]``)."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
 def check_bounds(value: Any, bounds: tuple[float | None, float | None], where: str) -> None:
-    """Raise ``ValueError`` if a number (or any number inside a list) lies outside ``[lo, hi]``."""
+    """Raise ``ValueError`` if a number (or any number inside a list, at any depth) lies outside ``[lo, hi]``.
+
+    The message names the bound: ``"X.n_seeds must be <= 100; got 1000000000 (the upper bound in its
+    preset's BOUNDS)"``.
+    """
     lo, hi = bounds
-    values = value if isinstance(value, (list, tuple)) else [value]
-    for v in values:
+    for v in _leaves(value):
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
         if lo is not None and v < lo:
-            raise ValueError(f"{where} must be >= {lo}; got {value!r}")
+            raise ValueError(f"{where} must be >= {lo}; got {value!r} (the lower bound in its preset's BOUNDS)")
         if hi is not None and v > hi:
-            raise ValueError(f"{where} must be <= {hi}; got {value!r}")
+            raise ValueError(f"{where} must be <= {hi}; got {value!r} (the upper bound in its preset's BOUNDS)")
+
+
+def check_choice(value: Any, choices: tuple[str, ...], where: str) -> None:
+    """Raise ``ValueError`` if a string (or any string inside a list) is not one of ``choices``."""
+    for v in _leaves(value):
+        if isinstance(v, str) and v not in choices:
+            raise ValueError(f"{where}: {v!r} is not a known value; expected one of {', '.join(choices)}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,8 +191,11 @@ class Preset:
     class attributes:
 
     - ``PRESETS = {"smoke": {...}, "medium": {...}, "paper": {...}}`` -- per-scale overrides;
-    - ``BOUNDS = {"n_seeds": (1, None), "val_fraction": (0.0, 1.0)}`` -- optional inclusive ranges
-      (``None`` = unbounded; applied to each number of a list field);
+    - ``BOUNDS = {"n_seeds": (1, 100), "val_fraction": (0.0, 1.0)}`` -- inclusive ranges (``None`` =
+      unbounded; applied to each number of a list field); every count, size and step field has an
+      upper bound (tests/test_presets.py checks it), so an absurd value is refused before launch;
+    - ``CHOICES = {"dataset": ("mnist", "cifar10")}`` -- the values a name-like string field (or each
+      string of a list field) may take: the datasets, domains, ... the library knows;
     - ``COST_MINUTES = {"smoke": 1.0, "medium": 44.0}`` -- measured wall minutes of the whole
       notebook per scale on the reference machine (2 CPU cores); shown in the ``reproduce`` plan;
     - ``DEVICES = ("cpu",)`` -- the kinds of device the notebook computes on when its ``device``
@@ -180,6 +204,7 @@ class Preset:
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
     BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {}
     COST_MINUTES: ClassVar[dict[str, float]] = {}
     DEVICES: ClassVar[tuple[str, ...]] = ("cpu", "cuda", "mps")
 
@@ -196,7 +221,7 @@ class Preset:
 
     @classmethod
     def check_value(cls, name: str, value: Any) -> Any:
-        """Check one field value (type and ``BOUNDS``) and return it in canonical form.
+        """Check one field value (type, ``BOUNDS`` and ``CHOICES``) and return it in canonical form.
 
         Raises
         ------
@@ -210,6 +235,8 @@ class Preset:
         value = coerce(value, types_[name], where)
         if name in cls.BOUNDS:
             check_bounds(value, cls.BOUNDS[name], where)
+        if name in cls.CHOICES:
+            check_choice(value, cls.CHOICES[name], where)
         return value
 
     @classmethod

@@ -3,8 +3,9 @@
 - :func:`seed_everything` -- one call seeds Python, NumPy and torch (CPU and CUDA).
 - :func:`config_hash` -- a stable short hash of any JSON-like config (dataclasses included).
 - :func:`cached` -- ``cached(name, config, fn)`` computes ``fn()`` once per config and stores it
-  under ``cache_dir()/name/<hash>.pt``; writes are atomic (temp file + ``os.replace``) and a corrupt
-  or partial entry is detected (checksum footer) and recomputed.
+  under ``cache_dir()/name/<hash>.pt``; writes are atomic (temp file + ``os.replace``), entries hold
+  tensors and plain data only (:mod:`hgutils.tensorfile`, read without unpickling) and a corrupt or
+  partial entry is detected (checksum footer) and recomputed.
 - :func:`progress` -- tqdm, silent when not interactive or under CI; a widget in a Jupyter kernel
   with ipywidgets, a text bar otherwise, and never a warning in a stored output.
 - :func:`output_dirs` -- where a notebook run writes; in a Jupyter kernel it also starts the
@@ -17,13 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
 import logging
 import os
 import random
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
+from hgutils.atomic import atomic_write_bytes, atomic_write_text
 from hgutils.verdicts import CAPPED, CONTRADICTED, DID_NOT_TRAIN, HOLDS, NOT_TESTED, VERDICT_COLOURS, VERDICTS
 
 log = logging.getLogger("hgutils")
@@ -94,59 +94,54 @@ def config_hash(obj: Any, length: int = 16) -> str:
 # --------------------------------------------------------------------------------------------
 # atomic files and the on-disk cache
 # --------------------------------------------------------------------------------------------
-_MAGIC = b"HGUTILS-CACHE-v1\n"
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temp file in the same folder, fsync, ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Text version of :func:`atomic_write_bytes` (UTF-8)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+#: v2: the payload is :mod:`hgutils.tensorfile` (tensors and plain data, loaded without unpickling);
+#: a v1 entry (a pickle) is never loaded: it reads as unreadable and is recomputed
+_MAGIC = b"HGUTILS-CACHE-v2\n"
 
 
 def save_checked(path: str | os.PathLike, obj: Any) -> None:
-    """``torch.save`` ``obj`` atomically with a header and a sha256 footer over the payload."""
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    payload = buf.getvalue()
+    """Write ``obj`` atomically in the tensor-only format (:mod:`hgutils.tensorfile`), with a header and a
+    sha256 footer over the payload.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` holds something that format cannot store (it holds no code: no arbitrary objects).
+    """
+    from hgutils import tensorfile
+
+    payload = tensorfile.dumps(obj)
     digest = hashlib.sha256(payload).digest()
     atomic_write_bytes(path, _MAGIC + payload + digest)
 
 
 def load_checked(path: str | os.PathLike) -> Any:
-    """Load a file written by :func:`save_checked`.
+    """Load a file written by :func:`save_checked`: tensors and plain data only, nothing is unpickled.
 
     Raises
     ------
     ValueError
-        If the file is truncated, has a bad header or its checksum does not match.
+        If the file is truncated, has a bad header (an older, pickled entry included) or its checksum
+        does not match.
     """
+    from hgutils import tensorfile
+
     raw = Path(path).read_bytes()
     if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 32:
         raise ValueError(f"{path}: not an hgutils cache file (bad header or truncated)")
     payload, digest = raw[len(_MAGIC) : -32], raw[-32:]
     if hashlib.sha256(payload).digest() != digest:
         raise ValueError(f"{path}: checksum mismatch (partial or corrupt write)")
-    return torch.load(io.BytesIO(payload), weights_only=False)
+    return tensorfile.loads(payload)
 
 
 def cache_dir() -> Path:
-    """Cache root: ``$HGUTILS_CACHE`` if set, else ``<repo>/.cache`` (ignored by git)."""
+    """Cache root: ``$HGUTILS_CACHE`` if set, else ``<repo>/.cache`` (ignored by git).
+
+    A notebook opened in Jupyter or checked by nbval uses ``<repo>/.cache``; the runner
+    (``python -m hgutils reproduce|sweep``) sets ``$HGUTILS_CACHE`` for its kernels to
+    ``<output root>/.cache`` unless it is already set (docs/guarantees.md).
+    """
     return Path(os.environ.get("HGUTILS_CACHE", REPO_ROOT / ".cache"))
 
 
@@ -155,7 +150,8 @@ def cached(name: str, config: Any, fn: Callable[[], T], *, root: str | os.PathLi
 
     The entry lives at ``<root>/<name>/<config_hash(config)>.pt``. A missing, truncated or corrupt
     entry is (re)computed; hits and misses are logged to the ``hgutils`` logger, never printed, so
-    notebook output does not depend on whether the cache was warm.
+    notebook output does not depend on whether the cache was warm. Entries hold tensors and plain
+    data only (:mod:`hgutils.tensorfile`): reading one runs no code.
     """
     if not name or any(ch in name for ch in "/\\"):
         raise ValueError(f"cache name must be a non-empty name without slashes; got {name!r}")

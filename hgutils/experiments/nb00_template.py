@@ -42,6 +42,15 @@ class TemplateConfig(Preset):
     c: float = 1.0  # curvature magnitude (sectional curvature -c)
     max_norm: float = 6.0  # largest tangent norm tested (sqrt(c) |v|; tanh saturates near 8.3 in float32)
     n_norms: int = 13  # norms from 0 to max_norm
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "n_points": (1, 1_000_000),
+        "dim": (1, 100),
+        "c": (0.0, None),
+        "max_norm": (0.0, None),
+        "n_norms": (1, 500),
+    }
     DEVICES: ClassVar[tuple[str, ...]] = ("cpu",)  # the identity checks run on the CPU whatever `device` says
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

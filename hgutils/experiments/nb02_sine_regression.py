@@ -66,6 +66,17 @@ class SineRegressionConfig(ComparisonSettings):
     lr_grid: tuple[float, ...] = ()  # per-family learning rates tried on the validation split (smoke: none)
     refine_steps: int = 3  # GTH-GMN stage-2 Riemannian refinement steps
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = ComparisonSettings.BOUNDS | {
+        "n_nets": (1, 200_000),
+        "T": (1, 1000),
+        "fit_epochs": (1, 20_000),
+        "emb_dim": (1, 1024),
+    }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
+        "schedule": ("log", "uniform")  # snapshot spacings of the zoos
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 73.5}  # over the 45-minute budget
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from hgutils.data.images import IMAGE_DATASETS
 from hgutils.repro import Claims
 from hgutils.verdicts import all_of, compare_ordering, compare_seeds
 from hgutils.weightspace import comparison
@@ -87,6 +88,17 @@ class GeneralizationConfig(ComparisonSettings):
     zoo_steps: int = 150  # minibatch steps per classifier (batch 32; Small CNN Zoo: 86 epochs)
     variants: tuple[str, ...] = CIFAR_VARIANTS  # models, final-checkpoint and trajectory versions
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = ComparisonSettings.BOUNDS | {
+        "n_nets": (1, 500_000),
+        "T": (1, 1000),
+        "zoo_steps": (1, 200_000),
+    }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
+        "dataset": IMAGE_DATASETS,
+        "standin": IMAGE_DATASETS,
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.2, "medium": 42.2}  # classifier zoo read from the cache
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {

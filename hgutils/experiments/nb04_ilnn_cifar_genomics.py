@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -34,7 +35,7 @@ from hgutils.data.resolve import stratified_split
 from hgutils.loop import GateResult
 from hgutils.manifolds import lorentz as L
 from hgutils.nn.diagnostics import init_diagnostics
-from hgutils.nn.fitting import GENOMICS_RECIPE, VISION_RECIPE, History, train_classifier
+from hgutils.nn.fitting import GENOMICS_RECIPE, SCHEDULES, VISION_RECIPE, History, train_classifier
 from hgutils.nn.genomics import GenomicCNN
 from hgutils.nn.lorentz import GyroLBN
 from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN
@@ -93,6 +94,8 @@ PAPER_SOURCE = "ILNN, Shi et al., ICLR 2026 (arXiv:2602.23981)"
 #: The GUE tasks the ILNN paper reports (DNABERT-2 release names ``GUE/virus/covid`` and
 #: ``GUE/prom/prom_core_tata``); run when a GUE copy is found, recorded as not tested otherwise.
 GUE_TASKS: tuple[str, ...] = ("gue/covid", "gue/prom_core_tata")
+#: A genomics task name: the synthetic task, or a TEB / GUE task by its release name (no path parts).
+GENOMICS_TASK = re.compile(r"synthetic|(teb|gue)/[A-Za-z0-9_]+")
 #: CIFAR test accuracy (%) per flavour, ResNet-18, 200 epochs (ILNN paper, image-classification table).
 PAPER_CIFAR: dict[str, dict[str, float]] = {
     "cifar10": {"euclidean": 95.14, "hcnn": 95.14, "ilnn": 95.36},
@@ -191,6 +194,43 @@ class ILNNConfig(Preset):
     n_seeds: int = 1  # seeds per configuration
 
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "cifar_train": (0, 50_000),
+        "cifar_test": (0, 10_000),
+        "depth": (1, 200),
+        "widths": (1, 4096),
+        "cifar_epochs": (1, 2000),
+        "batch_size": (1, 10_000),
+        "diag_batch": (1, 10_000),
+        "synth_genes_per_family": (1, 100),
+        "synth_variants": (1, 500),
+        "synth_length": (1, 10_000),
+        "synth_shift": (0, 1000),
+        "synth_motif_length": (1, 1000),
+        "genomics_train_limit": (0, 1_000_000),
+        "genomics_val_limit": (0, 1_000_000),
+        "genomics_test_limit": (0, 1_000_000),
+        "max_len": (1, 100_000),
+        "genomics_epochs": (1, 2000),
+        "genomics_batch": (1, 10_000),
+        "genomics_patience": (0, 1000),
+        "synth_epochs": (0, 2000),
+        "genomics_bn_batches": (1, 1000),
+        "channels": (1, 4096),
+        "fc_dim": (1, 100_000),
+        "bn_points": (1, 1_000_000),
+        "bn_dim": (1, 4096),
+        "bn_reps": (1, 100),
+        "n_seeds": (1, 100),
+    }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cifar_datasets": ("cifar10", "cifar100"),
+        "cifar_schedule": SCHEDULES,
+        "genomics_schedule": SCHEDULES,
+        "synth_label": ("clade", "family", "gene"),
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.2, "medium": 45.0}  # beside three other medium runs
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -278,7 +318,12 @@ class ILNNConfig(Preset):
             )
         if len(self.synth_rates) != 3:
             raise ValueError(f"synth_rates must be 3 mutation rates (family, gene, variant); got {self.synth_rates}")
-        self.task_seeds()  # validates genomics_seeds
+        for task in (*self.genomics_tasks, self.bn_task, *self.task_seeds()):
+            if not GENOMICS_TASK.fullmatch(task):
+                raise ValueError(
+                    f"genomics task {task!r} is not a task name: expected 'synthetic', 'teb/<task>' or 'gue/<task>' "
+                    "with <task> made of letters, digits and '_' (e.g. 'teb/dna_cmc', 'gue/prom_core_tata')"
+                )
 
     def task_seeds(self) -> dict[str, int]:
         """``genomics_seeds`` as ``{task: number of seeds}``."""

@@ -153,6 +153,21 @@ class RichLazyConfig(Preset):
     swiss_points: int = 400  # points on the swiss roll / plane
     ablations: tuple[str, ...] = ("previous recipe",)  # names in ABLATIONS run beside the protocol
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "class_counts": (2, 50),
+        "blobs_per_class": (1, 50),
+        "n_per_class": (1, 10_000),
+        "hidden": (1, 10_000),
+        "depth": (None, 20),  # depth 0 is refused by __post_init__, which says why
+        "n_seeds": (1, 100),
+        "max_steps": (1, 1_000_000),
+        "n_heldout": (1, 100_000),
+        "grid": (1, 1000),
+        "svcca_components": (1, 1000),
+        "swiss_points": (1, 100_000),
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.4, "medium": 2.6}
     DEVICES: ClassVar[tuple[str, ...]] = ("cpu",)  # 2-D inputs, 256-wide networks: everything runs on the CPU
 

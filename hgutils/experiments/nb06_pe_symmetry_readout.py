@@ -47,7 +47,7 @@ from hgutils.symmetry.encodings import DyadicAxisPE, FourierPE, RandomFourierPE,
 from hgutils.symmetry.groups import GroupElement
 from hgutils.symmetry.readout import VARIANTS, functional_profile, readout_profile
 from hgutils.symmetry.shapes import Shape, default_shapes
-from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
+from hgutils.weightspace.stacked import OPTIMIZERS, init_mlp, mlp_forward, train_stacked
 
 __all__ = [
     "CONFIG",
@@ -126,6 +126,19 @@ class SymmetryReadoutConfig(Preset):
     fit_tol: float = 0.1  # a network has fitted its SDF when its relative L2 error on fresh points is below this
 
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "n_seeds": (1, 200),
+        "hidden": (1, 4096),
+        "depth": (1, 20),
+        "n_points": (1, 5_000_000),
+        "batch": (1, 100_000),
+        "steps": (1, 1_000_000),
+        "n_eval": (1, 1_000_000),
+        "sweep_num": (1, 100_000),
+    }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"optimizer": OPTIMIZERS}
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.8, "medium": 12.9}
 
     PRESETS: ClassVar[dict] = {

@@ -4,6 +4,7 @@ Modules, each named for what it holds:
 
 - :mod:`~hgutils.runner.notebooks` -- finding notebooks (``--only``, ``sweep 05``), code fingerprints;
 - :mod:`~hgutils.runner.params` -- a notebook's parameters, ``-p`` parsing by type, validation;
+- :mod:`~hgutils.runner.points` -- sweep point folder names that name every value exactly;
 - :mod:`~hgutils.runner.datacheck` -- an explicitly given data folder must hold data;
 - :mod:`~hgutils.runner.preflight` -- the device, a writable output root, one run per root (lock);
 - :mod:`~hgutils.runner.records` -- run keys, ``run.json`` records, atomic writing of outputs;
@@ -11,12 +12,15 @@ Modules, each named for what it holds:
 - :mod:`~hgutils.runner.backends` -- local worker processes or Dask; Ctrl-C/SIGTERM handling;
 - :mod:`~hgutils.runner.sweep`, :mod:`~hgutils.runner.reproduce`, :mod:`~hgutils.runner.claims_report`.
 
-Guarantees: every input is validated before anything runs (one ``error:`` line, exit 2, nothing
-written; names and values against the parameters cells before any heavy import); every
-output goes under the run's output root (the repository's tracked ``results/<scale>`` and
-``figures/<scale>`` only with ``--publish``); a run is reused only when its recorded key (scale,
-parameters, notebook code, hgutils code) matches; SIGINT/SIGTERM cancel queued work, terminate
-kernels and workers, keep what completed and exit 130.
+Guarantees (each backed by a test; docs/guarantees.md): every input is validated before anything
+runs (one ``error:`` line, exit 2, nothing written; names and values against the parameters cells
+before any heavy import; NaN and infinity, absurd counts and unknown task or dataset names refused);
+every output, the cache included (``<out>/.cache`` unless ``$HGUTILS_CACHE`` is set), goes under
+the run's output root (the repository's tracked ``results/<scale>`` and ``figures/<scale>`` only with
+``--publish``); a run is reused only when its recorded key (scale, parameters, notebook code,
+hgutils code) matches, and a sweep point's folder names its values exactly; SIGINT/SIGTERM cancel
+queued work, terminate kernels and workers, keep what completed, leave no kernel connection file or
+empty folder, and exit 130.
 """
 
 from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, run_jobs
@@ -38,10 +42,10 @@ from hgutils.runner.params import (
     notebook_params,
     parse_value,
     parse_values,
-    point_slug,
     preset_class,
     split_values,
 )
+from hgutils.runner.points import point_slug
 from hgutils.runner.preflight import RunLock, check_device, check_writable
 from hgutils.runner.records import is_complete, library_fingerprint, read_record, run_key
 from hgutils.runner.reproduce import DEFAULT_RUN_ROOT, ReproduceResult, RunRecord, publish_results, reproduce

@@ -8,12 +8,14 @@ under the run's output root (:mod:`hgutils.runner.records`), so a worker never w
 shared filesystem is needed beyond the data, and a worker that dies leaves nothing half-written.
 
 Every kernel a job starts carries ``HGUTILS_RUN_ID`` in its environment, so
-:func:`kill_run_kernels` can stop exactly the kernels of one run.
+:func:`kill_run_kernels` can stop exactly the kernels of one run, and ``HGUTILS_CACHE`` pointing
+under the run's output root (:func:`run_cache`), so a run's cache entries stay under ``--out``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -28,6 +30,7 @@ from typing import Any
 from hgutils.runner.params import to_papermill
 
 RUN_ID_ENV = "HGUTILS_RUN_ID"
+CACHE_ENV = "HGUTILS_CACHE"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -65,6 +68,35 @@ class NotebookFailure(RuntimeError):
         }
 
 
+@functools.lru_cache(maxsize=1)
+def _kernel_manager_class() -> type:
+    """The kernel manager the runner's kernels start with: connection file in ``$JUPYTER_RUNTIME_DIR``, encrypted.
+
+    Without a connection file name, jupyter_client writes one as ``$TMPDIR/tmpXXXXXXXX.json`` (ports
+    and the HMAC key), which a kernel killed by Ctrl-C leaves behind; :func:`execute` points
+    ``$JUPYTER_RUNTIME_DIR`` at a folder of its own, removed with it. When libzmq has CURVE, the
+    manager provisions keys and the kernel's channels are encrypted (so Jupyter does not warn
+    "Kernel is running over TCP without encryption").
+    """
+    import uuid
+
+    import zmq
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.paths import jupyter_runtime_dir
+    from traitlets import default
+
+    class RunnerKernelManager(AsyncKernelManager):
+        @default("connection_file")
+        def _connection_file_default(self) -> str:
+            return os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4().hex}.json")
+
+        @default("transport_encryption")
+        def _transport_encryption_default(self) -> str:
+            return "required" if zmq.has("curve") else "disabled"
+
+    return RunnerKernelManager
+
+
 def execute(
     notebook: Path,
     output: Path,
@@ -73,12 +105,15 @@ def execute(
     cwd: Path | None = None,
     log_output: bool = False,
     progress_bar: bool = False,
+    runtime_dir: Path | None = None,
 ) -> Path:
     """Execute ``notebook`` with papermill into ``output``, atomically.
 
     The executed copy is written to a hidden temporary name and renamed to ``output`` only when
     every cell ran. On an error it is kept as ``<output stem>.failed.ipynb`` and
-    :class:`NotebookFailure` is raised naming the notebook and the failing cell.
+    :class:`NotebookFailure` is raised naming the notebook and the failing cell. The kernel's
+    connection file lies in a fresh folder under ``runtime_dir`` (default: the system's temporary
+    folder), removed when the call returns (:func:`_kernel_manager_class`).
     """
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
@@ -89,16 +124,21 @@ def execute(
     os.environ.setdefault("HGUTILS_PROGRESS", "0")
     tmp = output.with_name(f".{output.stem}.running.ipynb")
     failed = output.with_name(f"{output.stem}.failed.ipynb")
+    if runtime_dir is not None:
+        Path(runtime_dir).mkdir(parents=True, exist_ok=True)
+    runtime = Path(tempfile.mkdtemp(prefix="hgutils-kernel-", dir=runtime_dir))
     try:
-        pm.execute_notebook(
-            str(notebook),
-            str(tmp),
-            parameters={k: to_papermill(v) for k, v in parameters.items()},
-            kernel_name="python3",
-            cwd=str(cwd or Path(notebook).parent),
-            log_output=log_output,
-            progress_bar=progress_bar,
-        )
+        with _environ(JUPYTER_RUNTIME_DIR=str(runtime)):
+            pm.execute_notebook(
+                str(notebook),
+                str(tmp),
+                parameters={k: to_papermill(v) for k, v in parameters.items()},
+                kernel_name="python3",
+                cwd=str(cwd or Path(notebook).parent),
+                log_output=log_output,
+                progress_bar=progress_bar,
+                kernel_manager_class=_kernel_manager_class(),
+            )
     except PapermillExecutionError as err:
         os.replace(tmp, failed)
         raise NotebookFailure(
@@ -110,10 +150,22 @@ def execute(
         raise NotebookFailure(
             Path(notebook).name, None, type(err).__name__, str(err), failed if failed.exists() else None
         ) from None
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
     os.replace(tmp, output)
     if failed.exists():
         failed.unlink()
     return output
+
+
+def run_cache(root: str | os.PathLike) -> str | None:
+    """The cache folder of a run whose output root is ``root``: ``<root>/.cache``, absolute.
+
+    ``None`` when ``$HGUTILS_CACHE`` is set: an explicit cache folder wins (its kernels inherit it).
+    """
+    if os.environ.get(CACHE_ENV):
+        return None
+    return str(Path(root).expanduser().resolve() / ".cache")
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +177,8 @@ class Job:
 
     ``executed`` is the executed copy's path relative to the job's output root (``run.ipynb`` for a
     sweep point, ``<scale>/<stem>.ipynb`` for ``reproduce``); ``params`` are the notebook's
-    parameters without the output folders, which :func:`run_job` sets.
+    parameters without the output folders, which :func:`run_job` sets; ``cache`` is the kernel's
+    ``$HGUTILS_CACHE`` (:func:`run_cache`; ``None``: the kernel inherits the environment's).
     """
 
     label: str
@@ -138,6 +191,7 @@ class Job:
     single_thread: bool = True
     log_output: bool = False
     estimate_s: float | None = None
+    cache: str | None = None
 
 
 @dataclass
@@ -189,6 +243,8 @@ def run_job(job: Job, staging_root: str | None = None) -> JobResult:
     env = {"HGUTILS_PROGRESS": "0", RUN_ID_ENV: job.run_id, "JUPYTER_RUNTIME_DIR": str(staging / "runtime")}
     if job.single_thread:
         env.update({v: "1" for v in _THREAD_VARS})
+    if job.cache:
+        env[CACHE_ENV] = job.cache
     if job.log_output:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
@@ -201,7 +257,9 @@ def run_job(job: Job, staging_root: str | None = None) -> JobResult:
         cwd = home if home.is_dir() else src.parent
         with _environ(**env):
             try:
-                execute(src, out / job.executed, params, cwd=cwd, log_output=job.log_output)
+                execute(
+                    src, out / job.executed, params, cwd=cwd, log_output=job.log_output, runtime_dir=staging / "runtime"
+                )
             except NotebookFailure as err:
                 failed = {}
                 if err.executed is not None and err.executed.exists():

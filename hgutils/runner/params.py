@@ -22,12 +22,13 @@ import importlib
 import io
 import itertools
 import json
+import math
 import os
 import re
 import tokenize
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -331,6 +332,8 @@ def parse_value(text: str, tp: Any = Any, where: str = "value") -> Any:
         One line: ``"<where>: expected <type>; got <value> (<type>)"`` or a YAML error.
     """
     text = text.strip()
+    if not text:
+        raise ValueError(f"{where}: expected {type_name(tp)}; got an empty value")
     if text in NONE_WORDS:
         return coerce(None, tp, where)
     if _strings_only(tp):
@@ -370,18 +373,20 @@ def check_name(name: str, specs: dict[str, ParamSpec], notebook: str) -> ParamSp
     return specs[name]
 
 
-def check_value(spec: ParamSpec, value: Any) -> Any:
+def check_value(spec: ParamSpec, value: Any, where: str | None = None) -> Any:
     """Check a value for ``spec`` and return it in canonical form.
 
     A ``str`` is command-line text, parsed by :func:`parse_value` (``"3"`` → ``3``, ``"[a,b]"`` →
     ``("a", "b")``, ``"none"`` → ``None``); other values are checked as they are. ``data_dir``
-    becomes an absolute path.
+    becomes an absolute path. Messages begin with ``where``: the option the user typed (default
+    ``-p NAME``; ``--device`` for the value of ``--device``).
     """
-    where = f"-p {spec.name}"
+    where = where or f"-p {spec.name}"
     if isinstance(value, str):
         value = parse_value(value, spec.type, where)
     else:
         value = coerce(value, spec.type, where)
+    _check_finite(value, where)
     if spec.name == "device" and value is not None and not _DEVICE.match(str(value)):
         raise ValueError(f"{where}: expected 'cpu', 'cuda', 'cuda:N' or 'mps'; got {value!r}")
     if spec.name == "scale" and value not in SCALES:
@@ -389,6 +394,15 @@ def check_value(spec: ParamSpec, value: Any) -> Any:
     if spec.name == "data_dir" and value:
         value = str(Path(value).expanduser().resolve())  # kernels run elsewhere (another folder or machine)
     return value
+
+
+def _check_finite(value: Any, where: str) -> None:
+    """Refuse NaN and infinity anywhere in a value, also for a parameter whose type is not known."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where}: expected a finite number; got {value!r}")
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _check_finite(v, where)
 
 
 def to_papermill(value: Any) -> Any:
@@ -427,38 +441,3 @@ def grid_product(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
             raise ValueError(f"-p {name}: the value {dup!r} is given more than once")
     names = list(grid)
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
-
-
-def _slug_value(v: Any) -> str:
-    if isinstance(v, (list, tuple)):
-        return "+".join(_slug_value(x) for x in v) or "empty"
-    text = v if isinstance(v, str) else json.dumps(v)
-    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-") or "_"
-
-
-def point_slug(point: dict[str, Any]) -> str:
-    """A file-system-safe folder name for one grid point (``n_seeds=3__seed=1``).
-
-    Lists join with ``+`` (``cifar_datasets=cifar10+cifar100``). Names longer than 120 characters
-    are cut and end with a hash of the full point, so distinct points keep distinct folders.
-    """
-    import hashlib
-
-    slug = "__".join(f"{k}={_slug_value(v)}" for k, v in point.items())
-    if len(slug) > 120:
-        digest = hashlib.sha256(json.dumps(to_papermill(point), sort_keys=True).encode()).hexdigest()[:10]
-        slug = f"{slug[:100]}__{digest}"
-    return slug
-
-
-def unique_slugs(points: Iterable[dict[str, Any]]) -> list[str]:
-    """:func:`point_slug` per point; points whose slugs collide (``"a b"`` vs ``"a/b"``) get a hash suffix."""
-    import hashlib
-
-    points = list(points)
-    slugs = [point_slug(p) for p in points]
-    for i, s in enumerate(slugs):
-        if slugs.count(s) > 1:
-            digest = hashlib.sha256(json.dumps(to_papermill(points[i]), sort_keys=True).encode()).hexdigest()[:8]
-            slugs[i] = f"{s}__{digest}"
-    return slugs

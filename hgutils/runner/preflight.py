@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hgutils.atomic import file_mode
+
 LOCK_NAME = ".hgutils.lock"
 _DEVICE = re.compile(r"^(cpu|mps|cuda)(?::(\d+))?$")
 
@@ -200,8 +202,10 @@ class RunLock:
     lock exists), holds ``{"pid", "host", "process_started", "started", "command"}`` and is removed
     on exit, also after Ctrl-C. A live lock makes :meth:`acquire` raise; a stale one is taken over
     and ``echo`` prints a note saying whose it was. ``created`` are folders the run created for its
-    root (:func:`check_writable`): when the block ends with an exception they are removed again if
-    they are still empty, so a run refused or interrupted before its first result leaves nothing.
+    root (:func:`check_writable`). When the block ends (normally, interrupted or with an error),
+    every folder under the root that the run created and that is still empty is removed, and so are
+    the ``created`` folders when they are empty: a run refused or interrupted before its first
+    result leaves nothing, and an interrupted run leaves no empty folder beside its completed results.
     """
 
     def __init__(
@@ -217,6 +221,7 @@ class RunLock:
         self.echo = echo
         self.created = list(created or [])
         self.held = False
+        self._existing: set[str] = set()
 
     def _info(self) -> dict[str, Any]:
         return {
@@ -239,6 +244,7 @@ class RunLock:
     def _try_create(self) -> bool:
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".hgutils.lock.")
         try:
+            os.fchmod(fd, file_mode())
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self._info(), fh)
             os.link(tmp, self.path)
@@ -296,12 +302,20 @@ class RunLock:
         except BaseException:
             self._remove_created()
             raise
+        self._existing = {d for d, _, _ in os.walk(self.root)}
         return self
 
-    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.release()
-        if exc_type is not None:
-            self._remove_created()
+        self._remove_new_empty()
+        self._remove_created()
+
+    def _remove_new_empty(self) -> None:
+        """Remove the empty folders under the root that did not exist when the lock was taken."""
+        for d, _, _ in os.walk(self.root, topdown=False):
+            if d not in self._existing:
+                with contextlib.suppress(OSError):
+                    os.rmdir(d)  # only an empty folder goes
 
     def _remove_created(self) -> None:
         for p in reversed(self.created):

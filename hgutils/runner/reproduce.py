@@ -8,6 +8,7 @@ Layout of a run root (``out`` defaults to ``<repo>/results/runs``, ignored by gi
     <out>/<scale>/CLAIMS.md              all ledgers of that scale as one table
     <out>/figures/<scale>/...            the figures
     <out>/.hgutils.lock                  while a run uses the root: its PID, host, start time, command
+    <out>/.cache/                        the notebooks' cache (unless $HGUTILS_CACHE names another folder)
 
 It mirrors the repository's ``results/`` and ``figures/``; nothing tracked is written unless
 ``publish=True`` (``--publish``) copies the completed notebooks' executed copies (cleaned), ledgers,
@@ -34,7 +35,7 @@ from hgutils.runner.datacheck import (
     check_data_env_paths,
     check_data_path,
 )
-from hgutils.runner.execute import Job, JobResult, NotebookFailure
+from hgutils.runner.execute import Job, JobResult, NotebookFailure, run_cache
 from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT, select_notebooks
 from hgutils.runner.params import (
     COMMON_TYPES,
@@ -127,13 +128,18 @@ def _spec(specs: dict[str, ParamSpec], name: str, notebook: str) -> ParamSpec:
     return check_name(name, specs, notebook)
 
 
+def _option(name: str) -> str:
+    """The command-line option that sets ``name`` (``device`` → ``--device``)."""
+    return f"--{name.replace('_', '-')}"
+
+
 def _values(nb: Path, preset: Any, scale: str, device: str, data_dir: Any, overrides: dict[str, Any]) -> dict[str, Any]:
     """The checked parameters of one notebook: against its parameters cell, then its preset (when given)."""
     specs = notebook_params(nb, preset)
     values: dict[str, Any] = {"scale": scale, "device": device}
     if data_dir:
         values["data_dir"] = str(Path(data_dir).expanduser().resolve())
-    values = {k: check_value(_spec(specs, k, nb.name), v) for k, v in values.items()}
+    values = {k: check_value(_spec(specs, k, nb.name), v, _option(k)) for k, v in values.items()}
     for name, value in overrides.items():
         values[name] = check_value(check_name(name, specs, nb.name), value)
     validate_against_preset(preset, scale, values, nb.stem)
@@ -322,6 +328,7 @@ def _reproduce_locked(
                     single_thread=parallel,
                     log_output=log_output,
                     estimate_s=None if p.estimate_min is None else p.estimate_min * 60,
+                    cache=run_cache(out),
                 )
                 for p in todo
             ]

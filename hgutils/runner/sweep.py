@@ -7,10 +7,14 @@ Layout (``out`` defaults to ``<repo>/results/sweeps/<notebook>``)::
     <out>/<scale>/<point>/<scale>/<ledger>/claims.json   the ledger (and any tables)
     <out>/<scale>/<point>/figures/<scale>/...            the figures
     <out>/<scale>/<point>/run.failed.ipynb               the executed copy of a failed point
+    <out>/.cache/                                        the points' cache (unless $HGUTILS_CACHE is set)
 
-A point is complete only when its ``run.json`` records the same key (scale, every parameter,
-notebook code, hgutils code, ``$HGUTILS_DATA``; see :mod:`hgutils.runner.records`); a completed
-point's folder is replaced as a whole by renames, so it is either the old or the new result.
+A point's folder names every value exactly (:mod:`hgutils.runner.points`: ``gain_rich=-1`` and
+``gain_rich=1`` are two folders). A point is complete only when its ``run.json`` records the same key
+(scale, every parameter, notebook code, hgutils code, ``$HGUTILS_DATA``; see
+:mod:`hgutils.runner.records`); a completed point's folder is replaced as a whole by renames, so it
+is either the old or the new result, and a folder holding the result of other parameters is never
+replaced without ``--force``.
 Everything is validated before the first point starts.
 """
 
@@ -32,7 +36,7 @@ from hgutils.runner.datacheck import (
     check_data_env_paths,
     check_data_path,
 )
-from hgutils.runner.execute import Job, JobResult, NotebookFailure
+from hgutils.runner.execute import Job, JobResult, NotebookFailure, run_cache
 from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT, resolve_notebook
 from hgutils.runner.params import (
     PresetLookup,
@@ -42,11 +46,18 @@ from hgutils.runner.params import (
     notebook_params,
     preset_class,
     split_values,
-    unique_slugs,
     validate_against_preset,
 )
+from hgutils.runner.points import point_slug
 from hgutils.runner.preflight import RunLock, check_device, check_writable
-from hgutils.runner.records import clean_leftovers, is_complete, library_fingerprint, replace_dir, run_key
+from hgutils.runner.records import (
+    clean_leftovers,
+    is_complete,
+    library_fingerprint,
+    read_record,
+    replace_dir,
+    run_key,
+)
 
 RECORD = "run.json"
 EXECUTED = "run.ipynb"
@@ -168,7 +179,8 @@ def sweep(
     Raises
     ------
     ValueError
-        For any invalid input (one line each), before anything ran; nothing is written.
+        For any invalid input (one line each), before anything ran; nothing is written. Also when a
+        point's folder holds the result of other parameters (kept; ``force`` replaces it).
     """
     if scale not in SCALES:
         raise ValueError(f"--scale must be one of {SCALES}; got {scale!r}")
@@ -188,7 +200,7 @@ def sweep(
     with RunLock(base_root, f"sweep {nb.stem} --scale {scale}", echo, created):
         preset = preset_lookup(nb)
         points, params_of = _typed_points(nb, notebook_params(nb, preset), grid, fixed, sep, scale)
-        slugs = unique_slugs(points)
+        slugs = [point_slug(p) for p in points]
         for slug, params in zip(slugs, params_of):
             validate_against_preset(preset, scale, params, slug)
         return _sweep_locked(
@@ -219,11 +231,30 @@ def _typed_points(
         if name in typed:
             raise ValueError(f"-p {name} is both swept and fixed; give it once")
         spec = check_name(name, specs, nb.name)
-        base[name] = check_value(spec, value)
+        option = f"--{name.replace('_', '-')}" if name in ("device", "data_dir") else None
+        base[name] = check_value(spec, value, option)
     if "scale" not in specs:
         raise ValueError(f"{nb.name} has no 'scale' parameter; the runner needs one")
     points = grid_product(typed)
     return points, [{"scale": scale} | base | p for p in points]
+
+
+def _refuse_other_parameters(folder: Path, key: dict[str, Any]) -> None:
+    """Refuse to overwrite a point folder whose record holds the result of other parameters.
+
+    Only a folder named by an older hgutils (whose names could lose a value's sign), or a sweep
+    with another ``--device`` or ``--data-dir``, can hold one; replacing it would lose that result.
+    """
+    rec = read_record(folder / RECORD) or {}
+    theirs = rec["key"].get("parameters") if isinstance(rec.get("key"), dict) else None
+    if not isinstance(theirs, dict) or theirs == key["parameters"]:
+        return
+    differ = sorted(k for k in set(theirs) | set(key["parameters"]) if theirs.get(k) != key["parameters"].get(k))
+    shown = ", ".join(f"{k}={theirs.get(k)!r} (asked: {key['parameters'].get(k)!r})" for k in differ)
+    raise ValueError(
+        f"{folder} holds the result of other parameters ({shown}); it is kept: choose another --out, "
+        "or --force to replace it"
+    )
 
 
 def _sweep_locked(
@@ -246,17 +277,20 @@ def _sweep_locked(
     run_id = new_run_id()
     parallel = not (isinstance(backend, LocalBackend) and backend.workers == 1)
     dirs = [root / s for s in slugs]
+    cache = run_cache(root.parent)
     status: dict[Path, str] = {}
     todo: list[Job] = []
     by_label: dict[str, Path] = {}
     for slug, d, params in zip(slugs, dirs, params_of):
         key = run_key(nb.stem, source, scale, params)
+        if not force:
+            _refuse_other_parameters(d, key)
         if not force and is_complete(d / RECORD, key, d):
             status[d] = "skipped"
             continue
         status[d] = "not run"
         by_label[slug] = d
-        todo.append(Job(slug, str(nb), source, params, EXECUTED, key, run_id, single_thread=parallel))
+        todo.append(Job(slug, str(nb), source, params, EXECUTED, key, run_id, single_thread=parallel, cache=cache))
     result = SweepResult(nb.stem, scale, points, dirs, status)
 
     def on_done(job: Job, res: JobResult) -> None:

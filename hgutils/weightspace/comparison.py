@@ -388,28 +388,32 @@ class ComparisonSettings(Preset):
     epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
     # model the budget cannot afford to train to convergence (its capped runs are marked as such)
 
-    #: inclusive ranges of the numeric fields (checked by ``from_scale``, so ``reproduce -p`` rejects a bad
-    #: value before launch)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (checked by
+    #: ``from_scale``, so ``reproduce -p`` rejects a bad or absurd value before launch)
     BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
-        "n_seeds": (1, None),
-        "epochs": (1, None),
-        "steps": (1, None),
-        "patience": (1, None),
-        "batch_size": (1, None),
+        "n_seeds": (1, 100),
+        "epochs": (1, 10_000),
+        "steps": (1, 10_000_000),
+        "patience": (1, 10_000),
+        "batch_size": (1, 10_000),
         "lr": (0.0, None),
         "lr_grid": (0.0, None),
-        "lr_search_steps": (0, None),
-        "gth_dim": (2, None),
-        "pretrain_steps": (0, None),
-        "pretrain_networks": (1, None),
-        "refine_steps": (0, None),
+        "lr_search_steps": (0, 100_000),
+        "gth_dim": (2, 1024),
+        "pretrain_steps": (0, 1_000_000),
+        "pretrain_networks": (1, 1_000_000),
+        "refine_steps": (0, 100_000),
         "refine_lr": (0.0, None),
         "min_loss_drop": (0.0, 1.0),
         "min_accuracy_gain": (0.0, 1.0),
         "val_fraction": (0.0, 1.0),
         "test_fraction": (0.0, 1.0),
-        "workers": (1, None),
+        "workers": (1, 1024),
+        "split_seed": (0, 2**31 - 1),
+        "epoch_caps": (1, 10_000),
     }
+    #: the values of the name-like fields (each model name of ``variants`` must be one of VARIANTS)
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"inputs": INPUTS, "variants": tuple(VARIANTS)}
 
     def __post_init__(self) -> None:
         if self.val_fraction + self.test_fraction >= 1.0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from hgutils.data.images import IMAGE_DATASETS
 from hgutils.weightspace.comparison import ComparisonSettings
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
@@ -94,6 +95,34 @@ class INRClassificationConfig(ComparisonSettings):
     deep_encoder_lr: float = 3e-3  # stage-1 Adam learning rate on the 13-layer zoo
     deep_batch: int = 4  # networks per stage-1 step (100 snapshots each)
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale smoke|medium``)
+    #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
+    #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
+    BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = ComparisonSettings.BOUNDS | {
+        "n_images": (1, 1_000_000),
+        "inr_steps": (1, 10_000),
+        "T": (1, 1000),
+        "ablation_seeds": (1, 50),
+        "slow_seeds": (0, 50),
+        "shared_images": (0, 100_000),
+        "shared_seeds": (1, 50),
+        "curve_sizes": (1, 500_000),
+        "curve_images": (0, 500_000),
+        "ceiling_networks": (1, 500),
+        "ceiling_steps": (1, 10_000),
+        "n_figure_nets": (1, 1000),
+        "recon_networks": (1, 10_000),
+        "deep_images": (1, 5000),
+        "deep_layers": (1, 200),
+        "deep_width": (1, 500),
+        "deep_T": (1, 1000),
+        "deep_steps": (1, 20_000),
+        "deep_epochs": (1, 1000),
+        "deep_batch": (1, 1000),
+    }
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
+        "datasets": IMAGE_DATASETS,
+        "schedule": ("log", "uniform"),  # snapshot spacings of the zoos
+    }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see the README
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
