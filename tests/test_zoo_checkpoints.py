@@ -87,6 +87,13 @@ def test_sequential_state_dicts_per_trajectory_steps_meta_and_float64():
     torch.testing.assert_close(zoo.params["W2"][3, 1], trajs[3][1]["4.weight"].float())
 
 
+def test_a_single_linear_layer_needs_no_activation_and_steps_may_be_a_tensor():
+    lin = nn.Linear(3, 2)
+    zoo = Zoo.from_checkpoints([[lin.state_dict(), lin.state_dict()]], steps=torch.tensor([0, 7]))
+    assert zoo.spec == MLPSpec((3, 2), "identity") and zoo.steps.tolist() == [0, 7]
+    assert zoo.info["layer_keys"] == [("weight", "bias")]
+
+
 def test_activation_is_read_from_sequentials_nested_and_with_dropout():
     net = nn.Sequential(nn.Flatten(), nn.Linear(4, 5), nn.Sequential(nn.GELU(), nn.Dropout(0.1)), nn.Linear(5, 2))
     assert sequential_activation(net) == "gelu"
@@ -182,8 +189,12 @@ def test_trajectory_and_steps_errors():
         ValueError, match=r"trajectory 1 was recorded at steps \[0, 5, 9\]; trajectory 0 at \[0, 5, 10\]"
     ):
         Zoo.from_checkpoints([a, a], steps=[[0, 5, 10], [0, 5, 9]])
-    with pytest.raises(ValueError, match="list 2 steps; the trajectories have 3 snapshots"):
+    with pytest.raises(ValueError, match="^steps list 2 steps; the trajectories have 3 snapshots"):
         Zoo.from_checkpoints([a], steps=[0, 5])
+    with pytest.raises(ValueError, match="^steps of trajectory 1 list 2 steps"):
+        Zoo.from_checkpoints([a, a], steps=[[0, 1, 2], [0, 1]])
+    with pytest.raises(ValueError, match="whole numbers"):
+        Zoo.from_checkpoints([a], steps=[0.0, 0.5, 1.0])
     with pytest.raises(ValueError, match="increase strictly"):
         Zoo.from_checkpoints([a], steps=[0, 5, 5])
     with pytest.raises(ValueError, match="one list per trajectory"):

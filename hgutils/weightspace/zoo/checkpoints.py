@@ -235,7 +235,8 @@ def _steps(steps: Any, n: int, T: int) -> Tensor:
         if v.is_floating_point() and not torch.equal(v, v.round()):
             raise ValueError(f"steps must be whole numbers; got {v.tolist()}")
         if v.numel() != T:
-            raise ValueError(f"steps of trajectory {i} list {v.numel()} steps; the trajectories have {T} snapshots")
+            what = "steps" if len(vecs) == 1 else f"steps of trajectory {i}"
+            raise ValueError(f"{what} list {v.numel()} steps; the trajectories have {T} snapshots")
         if not torch.equal(v.long(), first.long()):
             raise ValueError(
                 f"trajectory {i} was recorded at steps {v.long().tolist()}; trajectory 0 at {first.long().tolist()} "
@@ -320,6 +321,8 @@ def zoo_from_checkpoints(
         (a0, w0), (a1, w1) = list(acts.items())[:2]
         raise ValueError(f"{w1}: the nn.Sequential uses {a1!r}; {w0} uses {a0!r}: networks with different activations")
     act_name = activation if activation is not None else next(iter(acts), None)
+    if act_name is None and len(ref) == 1:
+        act_name = "identity"  # a single linear layer has no hidden activation
     if act_name is None:
         raise ValueError(
             "activation is required: a state_dict does not say which nonlinearity sits between the layers; "

@@ -76,6 +76,9 @@ class CNNSpec:
 class Zoo:
     """A zoo of ``N`` networks with ``T`` snapshots each, as stacked tensors.
 
+    The library's generators build zoos; :meth:`from_checkpoints` builds one from your own MLP
+    checkpoints (``state_dict`` s or ``nn.Sequential`` s over training).
+
     Attributes
     ----------
     spec
@@ -137,7 +140,8 @@ class Zoo:
         ``nn.Sequential`` / Linear-only modules) stacked as ``params["W{l}"][i, t] = W_l`` of network
         ``i`` at ``steps[t]``. See :func:`hgutils.weightspace.zoo.checkpoints.zoo_from_checkpoints`.
 
-        >>> zoo = Zoo.from_checkpoints([[net_a_step0, net_a_step100], [net_b_step0, net_b_step100]], steps=[0, 100])
+        Example: ``Zoo.from_checkpoints([[a_at_0, a_at_100], [b_at_0, b_at_100]], steps=[0, 100])`` for two
+        networks ``a``, ``b`` saved as ``nn.Sequential`` s (or ``state_dict`` s with ``activation="relu"``).
         """
         from hgutils.weightspace.zoo.checkpoints import zoo_from_checkpoints
 
