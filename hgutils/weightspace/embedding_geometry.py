@@ -23,6 +23,8 @@ the claim can be judged:
   against no change and against the same change read from a control embedding (the encoder reading a
   time-shuffled trajectory: an artefact of the encoder's recurrence survives the shuffle, a trend of
   the trajectory does not).
+- :func:`disk_coordinates` -- a 2-D Poincaré-disk view of ``d``-dimensional ball points that keeps every
+  point's hyperbolic radius (for figures).
 
 """
 
@@ -40,6 +42,7 @@ from hgutils.manifolds import numerics as nx
 __all__ = [
     "GEOMETRY_READOUTS",
     "angular_separation",
+    "disk_coordinates",
     "hyperbolic_radius",
     "outward_drift",
     "per_network_geometry",
@@ -81,6 +84,39 @@ def hyperbolic_radius(z: Tensor, c: float = 1.0) -> Tensor:
             f"points must lie in the ball of radius 1/sqrt(c)={1 / sc:.4g}; max norm was {float(n.max()):.4g}"
         )
     return 2.0 / sc * nx.artanh(sc * n)
+
+
+def disk_coordinates(z: Tensor, c: float = 1.0) -> Tensor:
+    r"""A 2-D view of ball points ``z [..., d]`` that keeps each point's distance to the origin.
+
+    With :math:`v = \log_0 z` (tangent vectors at the origin), mean :math:`\mu` and the two leading
+    principal axes :math:`U \in \mathbb{R}^{d\times 2}` of all the :math:`v` together (one shared
+    view for every snapshot), each point is shown at
+
+    .. math::
+        p = \|v\|\,\frac{(v - \mu)U}{\|(v - \mu)U\|}, \qquad \exp_0(p) = \tanh(\sqrt c\,\|p\|)\,
+        \frac{p}{\sqrt c\,\|p\|},
+
+    so :math:`d_c(0, \exp_0 p) = d_c(0, z)` (radii are exact, directions are the PCA's). Points with
+    ``d = 2`` are returned unchanged. Returns float64 ``[..., 2]``.
+    """
+    from hgutils.manifolds import poincare as pm
+
+    if c <= 0:
+        raise ValueError(f"c must be > 0 (curvature magnitude of the ball); got {c}")
+    z = torch.as_tensor(z).double()
+    if z.dim() < 2 or z.shape[-1] < 2:
+        raise ValueError(f"z must be [..., n, d] ball points with d >= 2; got shape {tuple(z.shape)}")
+    hyperbolic_radius(z, c)  # validates that the points lie in the ball
+    if z.shape[-1] == 2:
+        return z
+    v = pm.logmap0(z, c)
+    flat = v.reshape(-1, v.shape[-1])
+    mu = flat.mean(0)
+    _, _, vt = torch.linalg.svd(flat - mu, full_matrices=False)
+    p = (v - mu) @ vt[:2].T
+    p = p / p.norm(dim=-1, keepdim=True).clamp_min(1e-12) * v.norm(dim=-1, keepdim=True)
+    return pm.expmap0(p, c)
 
 
 def radial_separation(r: Tensor, node_layer: Tensor) -> float:

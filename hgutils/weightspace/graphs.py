@@ -46,17 +46,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
+
+if TYPE_CHECKING:
+    from hgutils.weightspace.zoo.containers import MLPSpec, Zoo
 
 __all__ = ["GMNGraph", "TemporalParamGraph", "mlp_topology", "params_to_flat", "flat_to_params"]
 
 _ZSCORE_EPS = 1e-8  # added to the std of the z-score; keeps constant features finite (-> 0)
 
 
-def _check_spec(spec: Any) -> tuple[int, ...]:
+def _check_spec(spec: object) -> tuple[int, ...]:
     sizes = getattr(spec, "sizes", None)
     if sizes is None:
         raise ValueError(f"parameter graphs need an MLP zoo (MLPSpec with sizes); got spec {spec!r}")
@@ -175,12 +178,12 @@ class TemporalParamGraph:
     edge_attr: Tensor
     edge_weight: Tensor
     node_feat: Tensor
-    spec: Any
+    spec: MLPSpec
     param_dtype: torch.dtype | None = None
     node_pos: Tensor | None = None
 
     @classmethod
-    def from_params(cls, params: dict[str, Tensor], spec: Any) -> TemporalParamGraph:
+    def from_params(cls, params: dict[str, Tensor], spec: MLPSpec) -> TemporalParamGraph:
         """Graphs of stacked trajectories ``params[key] [N, T, ...]`` of an MLP with ``spec.sizes``."""
         sizes = _check_spec(spec)
         _check_trajectory(params)
@@ -211,7 +214,7 @@ class TemporalParamGraph:
         )
 
     @classmethod
-    def from_zoo(cls, zoo: Any) -> TemporalParamGraph:
+    def from_zoo(cls, zoo: Zoo) -> TemporalParamGraph:
         """Graphs of every network and snapshot of an MLP ``zoo`` (:class:`~hgutils.weightspace.zoo.Zoo`)."""
 
         return cls.from_params(zoo.params, zoo.spec)
@@ -302,10 +305,10 @@ class GMNGraph:
     node_pos: Tensor
     edge_attr: Tensor
     edge_weight: Tensor
-    spec: Any
+    spec: MLPSpec
 
     @classmethod
-    def from_params(cls, params: dict[str, Tensor], spec: Any) -> GMNGraph:
+    def from_params(cls, params: dict[str, Tensor], spec: MLPSpec) -> GMNGraph:
         sizes = _check_spec(spec)
         _check_trajectory(params)
         top = mlp_topology(sizes)
@@ -322,7 +325,7 @@ class GMNGraph:
         )
 
     @classmethod
-    def from_zoo(cls, zoo: Any) -> GMNGraph:
+    def from_zoo(cls, zoo: Zoo) -> GMNGraph:
         return cls.from_params(zoo.params, zoo.spec)
 
     def to_params(self) -> dict[str, Tensor]:

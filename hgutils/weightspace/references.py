@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,9 @@ import torch
 from torch import Tensor
 
 from hgutils.verdicts import N_SE, Difference
+
+if TYPE_CHECKING:
+    from hgutils.weightspace.zoo.containers import Zoo
 
 __all__ = [
     "HPARAM_CATEGORICAL",
@@ -85,7 +88,7 @@ HPARAM_CATEGORICAL: tuple[str, ...] = ("activation", "optimizer", "w_init")
 # --------------------------------------------------------------------------------------------
 # features
 # --------------------------------------------------------------------------------------------
-def _param_keys(zoo: Any) -> list[str]:
+def _param_keys(zoo: Zoo) -> list[str]:
     L = zoo.spec.n_layers
     keys = [f"{p}{l}" for l in range(L) for p in "Wb"]
     missing = [k for k in keys if k not in zoo.params]
@@ -94,7 +97,7 @@ def _param_keys(zoo: Any) -> list[str]:
     return keys
 
 
-def stat_features(zoo: Any, snapshots: str | Sequence[int] = "final", chunk: int = 512) -> np.ndarray:
+def stat_features(zoo: Zoo, snapshots: str | Sequence[int] = "final", chunk: int = 512) -> np.ndarray:
     """Per-tensor statistics of every network: ``[N, n_snapshots * n_tensors * 7]`` (float64).
 
     For each selected snapshot and each tensor ``W0, b0, W1, b1, ...``, the 7 statistics of
@@ -120,7 +123,7 @@ def stat_features(zoo: Any, snapshots: str | Sequence[int] = "final", chunk: int
     return torch.cat(out).numpy()
 
 
-def hyperparameter_features(zoo: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
+def hyperparameter_features(zoo: Zoo) -> tuple[np.ndarray, list[str], np.ndarray]:
     """The sampled hyperparameters of a classifier zoo: ``(X [N, 8], names, categorical mask)``.
 
     Columns :data:`HPARAM_CONTINUOUS` (as sampled; trees need no scaling) then
@@ -359,7 +362,7 @@ def tree_reference(
 
 
 def in_zoo_references(
-    zoo: Any,
+    zoo: Zoo,
     task: str,
     target: np.ndarray | Tensor,
     splits: Any,

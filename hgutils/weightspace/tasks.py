@@ -29,7 +29,7 @@ import logging
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -40,6 +40,9 @@ from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainLog, TrainTa
 from hgutils.repro import config_hash
 from hgutils.weightspace.metanets.base import MetaNet, to_device
 from hgutils.weightspace.metanets.heads import predict, task_loss
+
+if TYPE_CHECKING:
+    from hgutils.weightspace.zoo.containers import Zoo
 
 log = logging.getLogger("hgutils")
 
@@ -646,7 +649,7 @@ def fit(
 
 def train_on_zoo(
     model: MetaNet,
-    zoo: Any,
+    zoo: Zoo,
     target_key: str | None,
     train_idx: Any,
     val_idx: Any,

@@ -2,6 +2,8 @@
 
 - :mod:`~hgutils.weightspace.zoo.containers` -- :class:`MLPSpec`, :class:`CNNSpec` and :class:`Zoo`
   (``N`` networks x ``T`` snapshots as stacked tensors ``params[key] [N, T, ...]`` plus metadata);
+- :mod:`~hgutils.weightspace.zoo.checkpoints` -- :meth:`Zoo.from_checkpoints`: a zoo from your own MLP
+  checkpoints (``state_dict`` s or ``nn.Sequential`` s over training);
 - :mod:`~hgutils.weightspace.zoo.cache` -- chunked, resumable generation and the zoo cache;
 - :mod:`~hgutils.weightspace.zoo.siren` -- fitting many SIRENs at once (hand-written gradients);
 - :mod:`~hgutils.weightspace.zoo.inr` -- one SIREN INR per image (DWSNets / NFN protocol);
@@ -13,6 +15,7 @@ Every generator has scale presets, is cached by config hash and resumes in chunk
 """
 
 from hgutils.weightspace.zoo.cache import cached_zoo, generate_chunked, net_seeds
+from hgutils.weightspace.zoo.checkpoints import zoo_from_checkpoints
 from hgutils.weightspace.zoo.classifier import (
     CNN_ZOO_EPOCHS,
     ClassifierZooConfig,
@@ -46,4 +49,5 @@ __all__ = [
     "sine_targets",
     "sine_zoo",
     "siren_mse_value_and_grad",
+    "zoo_from_checkpoints",
 ]

@@ -11,12 +11,15 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from hgutils.weightspace.stacked import mlp_forward
+
+if TYPE_CHECKING:
+    from hgutils.weightspace.zoo.checkpoints import Checkpoint
 
 log = logging.getLogger("hgutils")
 
@@ -73,6 +76,9 @@ class CNNSpec:
 class Zoo:
     """A zoo of ``N`` networks with ``T`` snapshots each, as stacked tensors.
 
+    The library's generators build zoos; :meth:`from_checkpoints` builds one from your own MLP
+    checkpoints (``state_dict`` s or ``nn.Sequential`` s over training).
+
     Attributes
     ----------
     spec
@@ -119,6 +125,27 @@ class Zoo:
                         f"{tuple(self.params[f'b{l}'].shape)} do not match spec sizes "
                         f"{self.spec.sizes}"
                     )
+
+    @classmethod
+    def from_checkpoints(
+        cls,
+        trajectories: Sequence[Sequence[Checkpoint] | Checkpoint],
+        steps: Sequence[int] | Sequence[Sequence[int]] | Tensor | None = None,
+        *,
+        activation: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        info: Mapping[str, Any] | None = None,
+    ) -> Zoo:
+        r"""Zoo of your own MLPs: ``N`` trajectories of ``T`` checkpoints (``state_dict`` s or
+        ``nn.Sequential`` / Linear-only modules) stacked as ``params["W{l}"][i, t] = W_l`` of network
+        ``i`` at ``steps[t]``. See :func:`hgutils.weightspace.zoo.checkpoints.zoo_from_checkpoints`.
+
+        Example: ``Zoo.from_checkpoints([[a_at_0, a_at_100], [b_at_0, b_at_100]], steps=[0, 100])`` for two
+        networks ``a``, ``b`` saved as ``nn.Sequential`` s (or ``state_dict`` s with ``activation="relu"``).
+        """
+        from hgutils.weightspace.zoo.checkpoints import zoo_from_checkpoints
+
+        return zoo_from_checkpoints(trajectories, steps, activation=activation, meta=meta, info=info)
 
     def __len__(self) -> int:
         return next(iter(self.params.values())).shape[0]
