@@ -316,9 +316,8 @@ def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
             f"{statistics.median(ratios):8.2f} ({min(ratios):.2f}-{max(ratios):.2f}) "
             f"{fl / 1e6:11.2f} {limit:13.0f} {n_snap / a / limit:6.1%}"
         )
-        print(
-            f"   CPU s per step, this checkout: {[round(x, 3) for x in now[e]]}; {rev}: {[round(x, 3) for x in prev[e]]}"
-        )
+        rounded = [[round(x, 3) for x in side[e]] for side in (now, prev)]
+        print(f"   CPU s per step by round, this checkout: {rounded[0]}; {rev}: {rounded[1]}")
         heads.append(
             f"{model} {config}/{step} training throughput: {n_snap / a:.0f} INR-snapshots/s "
             f"({statistics.median(ratios):.2f} x previous)"

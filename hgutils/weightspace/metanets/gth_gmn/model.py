@@ -298,7 +298,7 @@ class GTHGMN(MetaNet):
             for k, v in terms.items():
                 aux[k] = aux.get(k, 0.0) + share * v
         if T > 1:
-            aux["smooth"] = (self.geom.dist(z[:, 1:], z[:, :-1]) ** 2).mean()
+            aux["smooth"] = (self.geom.consecutive_dist(z) ** 2).mean()
         return aux
 
     def embed(self, batch: Any) -> Tensor:
