@@ -45,6 +45,16 @@ def _close(a: torch.Tensor, b: torch.Tensor, what: str) -> None:
     assert err <= TOL * scale, f"{what}: max |new - old| = {err:.3g} (scale {scale:.3g})"
 
 
+def _reference_midpoint(v: torch.Tensor, alpha: torch.Tensor, c: float) -> torch.Tensor:
+    """The Einstein midpoint as written before issue 34: Klein coordinates, Lorentz factors, weighted
+    mean, back to the ball (with the ball guards), then log_0."""
+    kv = pm.to_klein(v, c)
+    gamma = (1 - c * (kv * kv).sum(-1, keepdim=True)).clamp_min(1e-15).rsqrt()
+    nd = alpha @ torch.cat([gamma * kv, gamma], -1)
+    mid_k = nd[..., :-1] / nd[..., -1:]
+    return pm.logmap0(pm.project(pm.from_klein(pm.project(mid_k, c), c), c), c)
+
+
 def _graph_inputs(B: int, H: int, V: int, o: int, c: float, batched_edges: bool, seed: int):
     g = torch.Generator().manual_seed(seed)
     q, k, v = (pm.expmap0(torch.randn(B, H, V, o, generator=g, dtype=torch.float64) * 0.6, c) for _ in range(3))
@@ -58,7 +68,9 @@ def _graph_inputs(B: int, H: int, V: int, o: int, c: float, batched_edges: bool,
 @pytest.mark.parametrize("batched_edges", [False, True])
 def test_fused_attention_equals_the_explicit_chain(c, batched_edges):
     q, k, v, E = _graph_inputs(3, 2, 11, 4, c, batched_edges, seed=int(10 * c) + batched_edges)
-    ref = aggregate_dense(v, dense_gated_attention(-pairwise_distance(q, k, c), E), c)
+    alpha = dense_gated_attention(-pairwise_distance(q, k, c), E)
+    ref = _reference_midpoint(v, alpha, c)
+    _close(aggregate_dense(v, alpha, c), ref, "aggregate_dense")
     new = gated_midpoint(q, k, v, E, c)
     _close(new, ref, "messages")
     w = torch.randn_like(ref)
@@ -84,7 +96,7 @@ def _reference_layer(layer: HyperbolicGraphAttention, x: torch.Tensor, edge_term
     y = torch.einsum("rod,bvd->brvo", layer.kernel.reshape(3 * H, o, d), h)
     y = pm.mobius_add(pm.expmap0(y, c), pm.expmap0(layer.bias.reshape(1, 3 * H, 1, o), c), c)
     q, k, v = y.view(B, 3, H, V, o).unbind(1)
-    m = aggregate_dense(v, dense_gated_attention(-pairwise_distance(q, k, c), edge_term), c)
+    m = _reference_midpoint(v, dense_gated_attention(-pairwise_distance(q, k, c), edge_term), c)
     s = pm.logmap0(x, c) + layer.out(m.permute(0, 2, 1, 3).reshape(B, V, H * o))
     s = s + layer.ffn(layer.norm(s))
     return pm.project(pm.expmap0(cap_norm(s, layer.max_norm), c), c)

@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hgutils.manifolds import poincare as pm
-from hgutils.manifolds.numerics import ARTANH_EPS, BALL_EPS, MIN_NORM
+from hgutils.manifolds.numerics import ARTANH_EPS, BALL_EPS, MIN_NORM, artanh
 
 #: default largest hyperbolic radius of a node state (distance from the origin); at c = 1 the
 #: Euclidean norm of such a point is tanh(3) = 0.995, well inside float32's safe range
@@ -190,19 +190,28 @@ def dense_gated_attention(scores: Tensor, log_gates: Tensor) -> Tensor:
 
 def klein_weighted(v: Tensor, c: float) -> Tensor:
     r"""Node-level factors of the Einstein midpoint: ball points ``v [..., o]`` -> ``[..., o + 1]`` =
-    :math:`[\gamma\kappa(v), \gamma]`, :math:`\kappa(p) = 2p/(1 + c\|p\|^2)`,
-    :math:`\gamma = 1/\sqrt{1 - c\|\kappa\|^2}`; weights :math:`\alpha` applied to them by one matrix
-    product give the midpoint's numerator and denominator (:func:`klein_to_tangent`)."""
-    kv = pm.to_klein(v, c)
-    gamma = (1 - c * (kv * kv).sum(-1, keepdim=True)).clamp_min(MIN_NORM).rsqrt()
-    return torch.cat([gamma * kv, gamma], -1)
+    :math:`[\gamma\kappa(v), \gamma]` with the Klein coordinates :math:`\kappa(v) = 2v/(1 + c\|v\|^2)` and
+    the Lorentz factor :math:`\gamma = 1/\sqrt{1 - c\|\kappa\|^2}`, in closed form
+    :math:`\gamma\kappa = \frac{2v}{1 - c\|v\|^2}`, :math:`\gamma = \frac{1 + c\|v\|^2}{1 - c\|v\|^2}`;
+    weights :math:`\alpha` applied to them by one matrix product give the midpoint's numerator and
+    denominator (:func:`klein_to_tangent`)."""
+    v2 = (v * v).sum(-1, keepdim=True)
+    inv = 1.0 / (1 - c * v2).clamp_min(MIN_NORM)
+    return torch.cat([(2.0 * inv) * v, (1 + c * v2) * inv], -1)
 
 
 def klein_to_tangent(nd: Tensor, c: float) -> Tensor:
     r"""Numerator and denominator ``[..., o + 1]`` of an Einstein midpoint (:func:`klein_weighted` under
-    weights) -> :math:`\log_0 p`, :math:`p = m/(1 + \sqrt{1 - c\|m\|^2})`, :math:`m` = numerator / denominator."""
-    mid_k = nd[..., :-1] / nd[..., -1:].clamp_min(torch.finfo(nd.dtype).tiny)
-    return pm.logmap0(pm.project(pm.from_klein(pm.project(mid_k, c), c), c), c)
+    weights) -> the tangent vector at the origin of the midpoint, in closed form: with the Klein point
+    :math:`m` = numerator / denominator and :math:`\kappa = \sqrt c\|m\| = \tanh(\sqrt c\,\rho)`
+    (:math:`\rho` its distance from the origin), the Poincaré point is
+    :math:`p = m/(1 + \sqrt{1 - \kappa^2})`, :math:`\sqrt c\|p\| = \tanh(\sqrt c\,\rho/2)`, so
+    :math:`\log_0 p = \frac{\operatorname{artanh}\kappa}{2\sqrt c\,\|m\|}\,m`. The ball guard of
+    :func:`~hgutils.manifolds.poincare.project` applied to :math:`m` is :math:`\kappa \le 1 - \varepsilon`."""
+    m = nd[..., :-1] / nd[..., -1:].clamp_min(torch.finfo(nd.dtype).tiny)
+    r = m.norm(dim=-1, keepdim=True).clamp_min(MIN_NORM)
+    kappa = (c**0.5 * r).clamp_max(1.0 - BALL_EPS.get(nd.dtype, BALL_EPS[torch.float32]))
+    return m * (artanh(kappa) / (2.0 * c**0.5 * r))
 
 
 def aggregate_dense(v: Tensor, alpha: Tensor, c: float, euclidean: bool = False) -> Tensor:
