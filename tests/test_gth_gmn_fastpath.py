@@ -5,7 +5,8 @@
 - a layer on tangent states (``update``) against the layer on ball points (``forward``) and against a
   reference written out here with the previous formulas (``log_0`` of the input, Möbius affine maps,
   explicit attention, residual stream, ``exp_0`` of the capped state);
-- the gathered pair distances and the consecutive-snapshot distances against the Poincaré distance;
+- the gathered pair distances and inner products and the consecutive-snapshot distances against the
+  Poincaré distance and explicit inner products;
 - end to end: the reconstruction (stage-1) and joint training terms and every parameter gradient of
   this checkout against the library at revision ``d8808bb`` (extracted with ``git archive``, run in
   a child process), for the default and a larger configuration.
@@ -31,7 +32,7 @@ from hgutils.nn.hyperbolic_attention import (
     gated_midpoint,
     pairwise_distance,
 )
-from hgutils.weightspace.metanets.gth_gmn.decoders import Geometry, pair_distances
+from hgutils.weightspace.metanets.gth_gmn.decoders import Geometry, pair_parts
 
 REPO = Path(__file__).resolve().parent.parent
 PREVIOUS = "d8808bb"
@@ -140,7 +141,10 @@ def test_gathered_and_consecutive_distances_equal_the_poincare_distance(eu):
     zu = z.gather(1, u[..., None].expand(-1, -1, 4))
     zv = z.gather(1, v[..., None].expand(-1, -1, 4))
     off = u != v  # the distance of a node to itself is 0, where the derivative of |x - y| is undefined
-    ref, new = geom.dist(zu, zv)[off], pair_distances(z, flat, geom)[off]
+    d, xy, x2, y2, _, _ = pair_parts(z, u, v, geom)
+    _close(xy, (zu * zv).sum(-1), "<x, y>")
+    _close(x2 + y2, (zu * zu).sum(-1) + (zv * zv).sum(-1), "squared norms")
+    ref, new = geom.dist(zu, zv)[off], d[off]
     _close(new, ref, "pair distances")
     _close(torch.autograd.grad(new.sum(), z)[0], torch.autograd.grad(ref.sum(), z)[0], "their gradient")
     zt = z.view(1, 5, 8, 4)

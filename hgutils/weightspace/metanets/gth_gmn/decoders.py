@@ -95,17 +95,18 @@ def all_pair_distances(z: Tensor, geom: Geometry) -> Tensor:
     return pairwise_distance(zz, zz, geom.c, geom.euclidean).reshape(M, V * V)
 
 
-def pair_distances(z: Tensor, flat: Tensor, geom: Geometry) -> Tensor:
-    r"""Distances of chosen node pairs: ``z [M, V, d]``, ``flat [M, k]`` (entry ``u V + v``) -> ``[M, k]``.
-
-    :meth:`Geometry.dist_from_parts` with :math:`\|x - y\|^2 = \|x\|^2 + \|y\|^2 - 2\langle x, y\rangle` from
-    one batched Gram product: only the ``k`` chosen pairs pay for the elementwise work
-    (:func:`all_pair_distances` forms every pair's distance)."""
-    M, V, _ = z.shape
-    gram = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V)
+def pair_parts(z: Tensor, u: Tensor, v: Tensor, geom: Geometry) -> tuple[Tensor, ...]:
+    r"""Distances and inner products of chosen node pairs ``u -> v`` (``[M, k]`` node indices) of graphs
+    ``z [M, V, d]``: ``(d, <x, y>, |x|^2, |y|^2, x, y)`` with :math:`x = z_u`, :math:`y = z_v`, the
+    coordinate vectors gathered per pair (``[M, k, d]``). The distance is :meth:`Geometry.dist_from_parts`
+    of :math:`\|x - y\|^2` formed from the difference (no cancellation for close pairs); only the ``k``
+    chosen pairs pay (:func:`all_pair_distances` forms every pair's distance)."""
+    x, y = take(z, u), take(z, v)
     n2 = (z * z).sum(-1)
-    x2, y2 = n2.gather(1, torch.div(flat, V, rounding_mode="floor")), n2.gather(1, flat % V)
-    return geom.dist_from_parts(x2 + y2 - 2.0 * gram.gather(1, flat), x2, y2)
+    x2, y2 = n2.gather(1, u), n2.gather(1, v)
+    diff = x - y
+    sq = (diff * diff).sum(-1)
+    return geom.dist_from_parts(sq, x2, y2), 0.5 * (x2 + y2 - sq), x2, y2, x, y
 
 
 def take(z: Tensor, idx: Tensor) -> Tensor:
@@ -175,8 +176,8 @@ class SignedWeightHead(nn.Module):
         r"""``(log|w_hat|, sign logit)`` of the shared pairs ``src -> dst`` ``[k]`` from node-level quantities
         and ``V x V`` inner-product matrices, without gathering a coordinate vector per pair.
 
-        ``d [M, k]``: the pairs' distances (:func:`pair_distances`, or columns of
-        :func:`all_pair_distances`). With :math:`x = z_u`, :math:`y = z_v`,
+        ``d [M, k]``: the pairs' distances (columns of :func:`all_pair_distances`). With :math:`x = z_u`,
+        :math:`y = z_v`,
         :math:`(-x)\oplus_c y = \frac{-(1 - 2c\langle x,y\rangle + c\|y\|^2)\,x + (1 - c\|x\|^2)\,y}
         {1 - 2c\langle x,y\rangle + c^2\|x\|^2\|y\|^2}` and :math:`\|(-x)\oplus_c y\| =
         \tanh(\sqrt c\,d/2)/\sqrt c`, the sign logit :math:`\beta\lambda_x\langle\log_x y, \xi_u\rangle =
@@ -184,18 +185,35 @@ class SignedWeightHead(nn.Module):
         :math:`\langle x, y\rangle`, :math:`\langle x, \xi_u\rangle` and :math:`\langle y, \xi_u\rangle`
         (two batched matrix products). Euclidean: :math:`\beta(\langle y,\xi_u\rangle - \langle x,\xi_u\rangle)`.
         """
-        base, alpha, xi = statics
+        xi = statics[2]
         M, V, _ = z.shape
         flat = src * V + dst
-        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
         y_xi = torch.bmm(xi, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)  # <z_v, xi_u>
         x_xi = (xi * z).sum(-1).index_select(1, src)  # <z_u, xi_u>
-        if geom.euclidean:
-            return log_mag, self.beta * (y_xi - x_xi)
-        c = geom.c
         n2 = (z * z).sum(-1)
         x2, y2 = n2.index_select(1, src), n2.index_select(1, dst)
         xy = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)
+        return self.from_parts(statics, geom, d, xy, x2, y2, x_xi, y_xi)
+
+    def from_parts(
+        self,
+        statics: tuple[Tensor, Tensor, Tensor],
+        geom: Geometry,
+        d: Tensor,
+        xy: Tensor,
+        x2: Tensor,
+        y2: Tensor,
+        x_xi: Tensor,
+        y_xi: Tensor,
+    ) -> tuple[Tensor, Tensor]:
+        r"""``(log|w_hat|, sign logit)`` of pairs from their distances ``d`` and the inner products
+        :math:`\langle x, y\rangle`, :math:`\|x\|^2`, :math:`\|y\|^2`, :math:`\langle x, \xi_u\rangle`,
+        :math:`\langle y, \xi_u\rangle` (all ``[M, k]``; the formulas of :meth:`at_all_pairs`)."""
+        base, alpha, _ = statics
+        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
+        if geom.euclidean:
+            return log_mag, self.beta * (y_xi - x_xi)
+        c = geom.c
         a = 1 - 2 * c * xy + c * y2
         den = (1 - 2 * c * xy + c * c * x2 * y2).clamp_min(MIN_NORM)
         w_xi = (-a * x_xi + (1 - c * x2) * y_xi) / den
@@ -279,9 +297,10 @@ def sampled_terms(
     ``neg_hard_max * progress`` of them same-layer pairs (the curriculum), the rest drawn uniformly
     from the pair table and kept when they are negatives of the reading (:func:`~.links.edge_sets`;
     ``sets`` if precomputed). Magnitude, sign, slope and ranking:
-    ``cfg.aux_edges`` parameter pairs drawn uniformly (one draw shared by the batch). The distances of
-    all drawn pairs come from one Gram product per graph (:func:`pair_distances`). Samples come from
-    ``generator`` (CPU), drawn in the same order as before the gathered distances.
+    ``cfg.aux_edges`` parameter pairs drawn uniformly (one draw shared by the batch). Distances and
+    inner products of all drawn pairs come from their gathered coordinates (:func:`pair_parts`), the
+    sign logit from them in closed form (:meth:`SignedWeightHead.from_parts`). Samples come from
+    ``generator`` (CPU).
     """
     M, dev = z.shape[0], z.device
     pairs, head, fd, geom, attr = rec.pairs, rec.head, rec.fd, rec.geom, rec.attr
@@ -308,12 +327,18 @@ def sampled_terms(
     n = min(cfg.aux_edges, P)
     eid = torch.randperm(P, generator=generator)[:n].to(dev)
     src, dst, we = pairs.src[eid], pairs.dst[eid], w[:, eid]
-    flat = torch.cat([pos_flat, neg_flat, (src * V + dst).expand(M, n)], 1)
-    d_pos, d_neg, d = pair_distances(z, flat, geom).split([pos_flat.shape[1], neg_flat.shape[1], n], 1)
+    flat = torch.cat([pos_flat, neg_flat], 1)
+    u = torch.cat([torch.div(flat, V, rounding_mode="floor"), src.expand(M, n)], 1)
+    v = torch.cat([flat % V, dst.expand(M, n)], 1)
+    dist, xy, x2, y2, x, y = pair_parts(z, u, v, geom)
+    d_pos, d_neg, d = dist.split([pos_flat.shape[1], neg_flat.shape[1], n], 1)
     ones = torch.ones_like(d_pos, dtype=torch.bool)
     terms["link"] = balanced_bce(fd.logit(d_pos), ones, fd.logit(d_neg), neg_mask)
     statics = head.statics(X, src, dst, attr[eid])
-    log_mag, sign_logit = head.at_all_pairs(z, src, dst, statics, geom, d)
+    k = flat.shape[1]  # the shared pairs follow the link pairs
+    xi_u = take(statics[2], src)
+    x_xi, y_xi = (x[:, k:] * xi_u).sum(-1), (y[:, k:] * xi_u).sum(-1)
+    log_mag, sign_logit = head.from_parts(statics, geom, d, xy[:, k:], x2[:, k:], y2[:, k:], x_xi, y_xi)
     alpha = statics[1]
     terms.update(_mag_sign(log_mag, sign_logit, we))
     terms["slope"] = ((alpha - cfg.alpha0) ** 2).mean()

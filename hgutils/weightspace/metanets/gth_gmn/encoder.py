@@ -152,6 +152,7 @@ class TrajectoryEncoder(nn.Module):
             self.kernel_mlp = GroupedMLP(L * H, cfg.gru_hidden, cfg.gru_hidden, 3 * cfg.head_dim * d)
             self.u0 = nn.Parameter(torch.zeros(L * H, cfg.gru_hidden))
         self._static_cache: tuple[Any, ...] | None = None
+        self._means_cache: tuple[Any, Tensor] | None = None
 
     # ------------------------------------------------------------------ helpers
     def tangent(self, z: Tensor) -> Tensor:
@@ -167,9 +168,11 @@ class TrajectoryEncoder(nn.Module):
     def layer_means(self, h: Tensor, node_layer: Tensor) -> Tensor:
         """Per-MLP-layer mean of tangent vectors ``[B, V, d]`` -> ``[B, n_node_layers * d]`` (GRU input)."""
         B, V, d = h.shape
-        oh = F.one_hot(node_layer, self.n_node_layers).to(h.dtype)  # [V, nl]
-        s = torch.einsum("vl,bvd->bld", oh, h) / oh.sum(0).clamp_min(1.0)[None, :, None]
-        return s.reshape(B, self.n_node_layers * d)
+        key = (node_layer.data_ptr(), V, str(node_layer.device), h.dtype)
+        if self._means_cache is None or self._means_cache[0] != key:  # [V, nl]: 1/count where the node is in l
+            oh = F.one_hot(node_layer, self.n_node_layers).to(h.dtype)
+            self._means_cache = (key, oh / oh.sum(0).clamp_min(1.0))
+        return torch.einsum("vl,bvd->bld", self._means_cache[1], h).reshape(B, self.n_node_layers * d)
 
     def _topology(self, g: Any, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Edge index with self-loops ``[2, E + V]`` and the static edge features ``[1, E + V, Fa + 1]``
@@ -259,14 +262,15 @@ class TrajectoryEncoder(nn.Module):
             ei, static = self._topology(g, dtype)
             V = g.node_layer.shape[0]
             edge_terms = [layer.edge_terms(static, ei, V) for layer in self.attn]  # shared by every snapshot
-        s0 = self.tangent(self.initial_points(g, g.node_feat))  # [B, T, V, d]
+        # [B, T, V, d] -> T views; unbind's backward stacks the T gradients once (not T full-size zero fills)
+        s0 = self.tangent(self.initial_points(g, g.node_feat)).unbind(1)
         use_ckpt = cfg.checkpoint_snapshots and torch.is_grad_enabled()
         states: list[Tensor] = []
         for t in range(T):
             if use_ckpt:
-                s, u, p_cur = checkpoint(self.snapshot, g, t, s0[:, t], u, p_prev, edge_terms, use_reentrant=False)
+                s, u, p_cur = checkpoint(self.snapshot, g, t, s0[t], u, p_prev, edge_terms, use_reentrant=False)
             else:
-                s, u, p_cur = self.snapshot(g, t, s0[:, t], u, p_prev, edge_terms)
+                s, u, p_cur = self.snapshot(g, t, s0[t], u, p_prev, edge_terms)
             if keep or t == T - 1:
                 states.append(s)
             p_prev = p_cur
