@@ -2,6 +2,8 @@
 
 - the fused dense attention (:func:`~hgutils.nn.hyperbolic_attention.gated_midpoint`) against the
   explicit distance -> gated softmax -> Klein midpoint chain, values and gradients;
+- the closed-form Möbius translation of the exponential map (queries, keys, values) against
+  ``mobius_add(expmap0(y), beta)``;
 - a layer on tangent states (``update``) against the layer on ball points (``forward``) and against a
   reference written out here with the previous formulas (``log_0`` of the input, Möbius affine maps,
   explicit attention, residual stream, ``exp_0`` of the capped state);
@@ -31,6 +33,7 @@ from hgutils.nn.hyperbolic_attention import (
     dense_gated_attention,
     gated_midpoint,
     pairwise_distance,
+    translated_exp0,
 )
 from hgutils.weightspace.metanets.gth_gmn.decoders import Geometry, pair_parts
 
@@ -87,6 +90,22 @@ def test_fused_attention_passes_gradcheck():
     q, k, v, E = _graph_inputs(2, 2, 6, 3, 1.0, True, seed=5)
     E = E.detach().clamp_min(-30.0).requires_grad_()  # finite entries for finite differences
     assert torch.autograd.gradcheck(lambda a, b, x, e: gated_midpoint(a, b, x, e, 1.0), (q, k, v, E))
+
+
+@pytest.mark.parametrize("c", [1.0, 0.4])
+def test_translated_exp0_equals_mobius_addition_of_the_exponential_map(c):
+    torch.manual_seed(11)
+    y = (torch.randn(5, 3, 7, 4, dtype=torch.float64) * 1.5).requires_grad_()
+    beta = pm.expmap0(torch.randn(1, 3, 1, 4, dtype=torch.float64) * 0.7, c).requires_grad_()
+    ref = pm.mobius_add(pm.expmap0(y, c), beta, c)
+    new, new2 = translated_exp0(y, beta, c)
+    _close(new, ref, "point")
+    _close(new2, (ref * ref).sum(-1, keepdim=True), "squared norm")
+    w = torch.randn_like(ref)
+    g_ref = torch.autograd.grad((ref * w).sum() + (ref * ref).sum(), (y, beta))
+    g_new = torch.autograd.grad((new * w).sum() + new2.sum(), (y, beta))
+    for a, b in zip(g_new, g_ref):
+        _close(a, b, "gradient")
 
 
 def _reference_layer(layer: HyperbolicGraphAttention, x: torch.Tensor, edge_term: torch.Tensor) -> torch.Tensor:

@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hgutils.manifolds import poincare as pm
-from hgutils.manifolds.numerics import ARTANH_EPS, BALL_EPS, MIN_NORM, artanh
+from hgutils.manifolds.numerics import ARTANH_EPS, BALL_EPS, MIN_NORM, TANH_MAX, artanh
 
 #: default largest hyperbolic radius of a node state (distance from the origin); at c = 1 the
 #: Euclidean norm of such a point is tanh(3) = 0.995, well inside float32's safe range
@@ -188,14 +188,41 @@ def dense_gated_attention(scores: Tensor, log_gates: Tensor) -> Tensor:
     return torch.softmax(scores + log_gates, dim=-1)
 
 
-def klein_weighted(v: Tensor, c: float) -> Tensor:
+def translated_exp0(y: Tensor, beta: Tensor, c: float) -> tuple[Tensor, Tensor]:
+    r""":math:`p = \exp_0(y) \oplus_c \beta` and :math:`\|p\|^2` (``[..., 1]``) for tangent vectors ``y [..., o]``
+    and ball points ``beta`` (broadcast), in closed form: with :math:`u = \exp_0(y) = \tau y`,
+    :math:`\tau = \tanh(\sqrt c\|y\|)/(\sqrt c\|y\|)`, Möbius addition
+    (:func:`~hgutils.manifolds.poincare.mobius_add`) is
+    :math:`p = \frac{g_u (u + \beta) + S u}{g_u g_\beta + S}` with :math:`g_u = 1 - c\|u\|^2`,
+    :math:`g_\beta = 1 - c\|\beta\|^2`,
+    :math:`S = c\|u + \beta\|^2 = c(\tau^2\|y\|^2 + 2\tau\langle y, \beta\rangle + \|\beta\|^2)`,
+    so :math:`p = A y + B\beta` with per-row scalars :math:`A = \tau(g_u + S)/D`, :math:`B = g_u/D`,
+    :math:`D = g_u g_\beta + S`, and :math:`\|p\|^2 = A^2\|y\|^2 + 2AB\langle y, \beta\rangle + B^2\|\beta\|^2`:
+    two reductions over ``o`` and two full-width products. The guards are those of ``expmap0`` and
+    ``mobius_add`` (norm floored at ``MIN_NORM``, ``tanh`` input at 15, denominator floored)."""
+    yy = (y * y).sum(-1, keepdim=True)
+    yb = (y * beta).sum(-1, keepdim=True)
+    bb = (beta * beta).sum(-1, keepdim=True)
+    sc = c**0.5
+    n = sc * yy.sqrt().clamp_min(MIN_NORM)
+    tau = torch.tanh(n.clamp_max(TANH_MAX)) / n
+    u2 = tau * tau * yy
+    S = c * (u2 + 2.0 * tau * yb + bb)
+    gu = 1 - c * u2
+    inv = 1.0 / (gu * (1 - c * bb) + S).clamp_min(MIN_NORM)
+    A, B = tau * (gu + S) * inv, gu * inv
+    p2 = (A * A * yy + 2.0 * A * B * yb + B * B * bb).clamp_min(0.0)
+    return torch.addcmul(B * beta, A, y), p2
+
+
+def klein_weighted(v: Tensor, c: float, v2: Tensor | None = None) -> Tensor:
     r"""Node-level factors of the Einstein midpoint: ball points ``v [..., o]`` -> ``[..., o + 1]`` =
     :math:`[\gamma\kappa(v), \gamma]` with the Klein coordinates :math:`\kappa(v) = 2v/(1 + c\|v\|^2)` and
     the Lorentz factor :math:`\gamma = 1/\sqrt{1 - c\|\kappa\|^2}`, in closed form
     :math:`\gamma\kappa = \frac{2v}{1 - c\|v\|^2}`, :math:`\gamma = \frac{1 + c\|v\|^2}{1 - c\|v\|^2}`;
     weights :math:`\alpha` applied to them by one matrix product give the midpoint's numerator and
-    denominator (:func:`klein_to_tangent`)."""
-    v2 = (v * v).sum(-1, keepdim=True)
+    denominator (:func:`klein_to_tangent`). ``v2``: :math:`\|v\|^2` ``[..., 1]``, if known."""
+    v2 = (v * v).sum(-1, keepdim=True) if v2 is None else v2
     inv = 1.0 / (1 - c * v2).clamp_min(MIN_NORM)
     return torch.cat([(2.0 * inv) * v, (1 + c * v2) * inv], -1)
 
@@ -228,7 +255,9 @@ def aggregate_dense(v: Tensor, alpha: Tensor, c: float, euclidean: bool = False)
     return klein_to_tangent(alpha @ klein_weighted(v, c), c)
 
 
-def distance_factors(q: Tensor, k: Tensor, c: float) -> tuple[Tensor, Tensor]:
+def distance_factors(
+    q: Tensor, k: Tensor, c: float, q2: Tensor | None = None, k2: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     r"""Node-level factors whose inner products are the arcosh arguments of the Poincaré distance:
     ``q, k [..., V, o]`` -> ``Q, K [..., V, o + 2]`` with :math:`\langle Q_v, K_u\rangle = t_{vu}`,
 
@@ -239,8 +268,9 @@ def distance_factors(q: Tensor, k: Tensor, c: float) -> tuple[Tensor, Tensor]:
     :math:`Q_v = \frac{2c}{1 - c\|q_v\|^2}[-2q_v, \|q_v\|^2, 1]`,
     :math:`K_u = \frac{1}{1 - c\|k_u\|^2}[k_u, 1, \|k_u\|^2]`: one matrix product gives every pair's
     :math:`t` (the squared distance's expansion :math:`\|q\|^2 - 2\langle q, k\rangle + \|k\|^2` and both
-    conformal factors folded into the factors)."""
-    q2, k2 = (q * q).sum(-1, keepdim=True), (k * k).sum(-1, keepdim=True)
+    conformal factors folded into the factors). ``q2, k2``: the squared norms ``[..., V, 1]``, if known."""
+    q2 = (q * q).sum(-1, keepdim=True) if q2 is None else q2
+    k2 = (k * k).sum(-1, keepdim=True) if k2 is None else k2
     one = torch.ones_like(q2)
     a = (2.0 * c) / (1 - c * q2).clamp_min(MIN_NORM)
     b = 1.0 / (1 - c * k2).clamp_min(MIN_NORM)
@@ -300,16 +330,19 @@ def _narrow(x: Tensor, a: Tensor) -> Tensor:
     return (x.transpose(-1, -2) @ a).transpose(-1, -2).contiguous()
 
 
-def gated_midpoint(q: Tensor, k: Tensor, v: Tensor, edge_term: Tensor, c: float) -> Tensor:
+def gated_midpoint(
+    q: Tensor, k: Tensor, v: Tensor, edge_term: Tensor, c: float, sqnorms: tuple[Tensor, Tensor, Tensor] | None = None
+) -> Tensor:
     r"""Steps 2, 3 and 5 of the module docstring at once, fused: queries ``q``, keys ``k`` and values
     ``v [B, H, V, o]`` (ball points), dense edge terms ``[B or 1, H, V, V]`` -> the tangent vectors
     :math:`\log_0 m_v` ``[B, H, V, o]`` of the Einstein midpoints of the values under
     :math:`\alpha = \mathrm{softmax}_u(-d_c(q_v, k_u) + E_{vu})`. Equal to
     :func:`aggregate_dense` of :func:`dense_gated_attention` of :func:`pairwise_distance` (the distance
     by its arcosh form, :func:`distance_factors`); the ``V x V`` work is one autograd node
-    (:class:`_GatedMidpoint`)."""
-    Q, K = distance_factors(q, k, c)
-    return klein_to_tangent(_GatedMidpoint.apply(Q, K, edge_term, klein_weighted(v, c), c), c)
+    (:class:`_GatedMidpoint`). ``sqnorms``: the squared norms ``[B, H, V, 1]`` of ``q, k, v``, if known."""
+    q2, k2, v2 = sqnorms if sqnorms is not None else (None, None, None)
+    Q, K = distance_factors(q, k, c, q2, k2)
+    return klein_to_tangent(_GatedMidpoint.apply(Q, K, edge_term, klein_weighted(v, c, v2), c), c)
 
 
 def aggregate(values: Tensor, alpha: Tensor, dst: Tensor, num_nodes: int, c: float, euclidean: bool = False) -> Tensor:
@@ -430,9 +463,10 @@ class HyperbolicGraphAttention(nn.Module):
             ev = self.edge_value(edge_feat).view(Bp, E, H, self.head_dim).permute(0, 2, 1, 3)
         return dense, ev
 
-    def qkv(self, h: Tensor, kernels: Tensor | None) -> Tensor:
-        """Queries, keys and values ``[3, B, H, V, head_dim]`` of tangent node states ``h = log_0 x [B, V, d]``:
-        one batched product over the stacked kernels, one Möbius translation by the biases."""
+    def qkv(self, h: Tensor, kernels: Tensor | None) -> tuple[Tensor, Tensor | None]:
+        """Queries, keys and values ``[3, B, H, V, head_dim]`` of tangent node states ``h = log_0 x [B, V, d]``
+        and their squared norms ``[3, B, H, V, 1]`` (``None`` in the Euclidean ablation): one batched
+        product over the stacked kernels, one Möbius translation by the biases (:func:`translated_exp0`)."""
         B, V, d = h.shape
         H, o = self.heads, self.head_dim
         if kernels is None:
@@ -443,10 +477,9 @@ class HyperbolicGraphAttention(nn.Module):
         y = torch.bmm(h, W.reshape(B, 3 * H * o, d).transpose(1, 2)).view(B, V, 3 * H, o).transpose(1, 2)
         b = self.bias.reshape(1, 3 * H, 1, o)
         if self.euclidean:
-            y = y + b
-        else:
-            y = pm.mobius_add(pm.expmap0(y, self.c), pm.expmap0(b, self.c), self.c)
-        return y.view(B, 3, H, V, o).transpose(0, 1).contiguous()  # q, k, v each contiguous
+            return (y + b).view(B, 3, H, V, o).transpose(0, 1).contiguous(), None
+        y, y2 = translated_exp0(y, pm.expmap0(b, self.c), self.c)
+        return y.view(B, 3, H, V, o).transpose(0, 1).contiguous(), y2.view(B, 3, H, V, 1).transpose(0, 1)
 
     def forward(
         self,
@@ -505,9 +538,9 @@ class HyperbolicGraphAttention(nn.Module):
         :math:`s' = s + W_o m` (and the attention weights ``[B, H, E]``, ``return_attention``)."""
         B, V, _ = s.shape
         edge_term, ev = edge_terms
-        q, k, v = self.qkv(s, kernels)
+        (q, k, v), sq = self.qkv(s, kernels)
         if ev is None and not self.euclidean and not return_attention:
-            m_tan = gated_midpoint(q, k, v, edge_term, self.c)
+            m_tan = gated_midpoint(q, k, v, edge_term, self.c, tuple(sq))
         else:
             m_tan = self._explicit_messages(q, k, v, edge_index, edge_term, ev, return_attention)
             if return_attention:

@@ -110,10 +110,13 @@ def pair_parts(z: Tensor, u: Tensor, v: Tensor, geom: Geometry) -> tuple[Tensor,
 
 
 def take(z: Tensor, idx: Tensor) -> Tensor:
-    """Node gather: ``z [M, V, d]`` with ``idx [k]`` (shared) or ``[M, k]`` (per graph) -> ``[M, k, d]``."""
+    """Node gather: ``z [M, V, d]`` with ``idx [k]`` (shared) or ``[M, k]`` (per graph) -> ``[M, k, d]``
+    (per graph: whole rows of the flattened ``[M V, d]``, a row copy per pair instead of an elementwise gather)."""
     if idx.dim() == 1:
         return z.index_select(1, idx)
-    return z.gather(1, idx[..., None].expand(-1, -1, z.shape[-1]))
+    M, V, d = z.shape
+    rows = (torch.arange(M, device=idx.device).view(M, 1) * V + idx).reshape(-1)
+    return z.reshape(M * V, d).index_select(0, rows).view(M, idx.shape[1], d)
 
 
 class SignedWeightHead(nn.Module):
