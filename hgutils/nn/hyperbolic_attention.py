@@ -35,6 +35,16 @@ messages flow ``src -> dst``), node states ``x [B, V, d]`` on the ball of curvat
    hyperbolic radius :math:`2\|\mathrm{cap}(s'')\|` is free to vary (it is what the model learns),
    and stays below ``max_radius`` (float32-safe).
 
+The layer runs steps 1, 2, 3 and 5 in closed forms that equal the formulas above (float64 tests
+to 1e-10): queries, keys and values as :math:`A y + B\exp_0(b)` with per-row scalars
+(:func:`translated_exp0`); the distances as :math:`\operatorname{arcosh}(1 + t)` with :math:`t` one
+matrix product of node-level factors (:func:`distance_factors`), the gated softmax and the Klein
+midpoint as one autograd node over the ``V x V`` work (:func:`gated_midpoint`), and the midpoint's
+tangent vector in closed form (:func:`klein_to_tangent`). :meth:`HyperbolicGraphAttention.update`
+is the layer on tangent states (GTH-GMN's encoder passes those between layers and snapshots);
+:func:`pairwise_distance`, :func:`dense_gated_attention` and :func:`aggregate_dense` stay the explicit
+path (attention weights returned, edge-conditioned messages, the Euclidean ablation).
+
 ``euclidean=True`` is the ``c -> 0`` limit used for the "Euclidean attention" ablation: the affine
 maps become ``W h + b``, the distance :math:`2\|q - k\|` (the ``c -> 0`` limit of ``d_c``), the
 midpoint the weighted mean, and the state is the (capped) tangent vector itself. All manifold math
