@@ -3,8 +3,9 @@ training throughput of GTH-GMN and GMN against the revision before issue 34 (sid
 
 Usage::
 
-    python benchmarks/metanets.py            # full: batch 32, T sweep 1/10/20/50, memory, compile, 5 rounds
-    python benchmarks/metanets.py --quick    # batch 8, T sweep 1/5/10, no memory; side by side: 2 rounds
+    python benchmarks/metanets.py            # full (~11 min): batch 32, T sweep 1/10/20/50, memory, compile,
+                                             # side by side: 5 rounds x 3 steps
+    python benchmarks/metanets.py --quick    # ~3 min: batch 8, T sweep 1/5/10, no memory; 2 rounds x 1 step
     python benchmarks/metanets.py --versus-only [--rounds N]   # section 5 alone
 
 What is measured (all in this run, same machine, same shapes):
@@ -333,7 +334,7 @@ def main() -> None:
     ap.add_argument("--T", type=int, default=None, help="snapshots GTH-GMN reads in table 1 (default 20, quick 5)")
     ap.add_argument("--previous", default=PREVIOUS_REV, help="git revision to compare throughput with")
     ap.add_argument("--rounds", type=int, default=None, help="alternating child runs per side (default 5, quick 2)")
-    ap.add_argument("--reps", type=int, default=None, help="timed steps per child run (default 3, quick 2)")
+    ap.add_argument("--reps", type=int, default=None, help="timed steps per child run (default 3, quick 1)")
     ap.add_argument("--mem-child", nargs=4, metavar=("MODEL", "T", "BATCH", "MODE"), help=argparse.SUPPRESS)
     ap.add_argument("--step-child", nargs=4, metavar=("MODEL", "CONFIG", "STEP", "REPS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -346,7 +347,7 @@ def main() -> None:
         memory_child(name, int(T), int(batch), mode)
         return
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    rounds, vreps = args.rounds or (2 if args.quick else 5), args.reps or (2 if args.quick else 3)
+    rounds, vreps = args.rounds or (2 if args.quick else 5), args.reps or (1 if args.quick else 3)
     if args.versus_only:
         print("\n".join(versus_previous(args.previous, rounds, vreps)))
         return
