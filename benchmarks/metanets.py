@@ -1,9 +1,12 @@
-"""Meta-network training throughput and memory: every model, GTH-GMN's cost in T, and torch.compile.
+"""Meta-network training throughput and memory: every model, GTH-GMN's cost in T, torch.compile, and the
+training throughput of GTH-GMN and GMN against the revision before issue 34 (side by side).
 
 Usage::
 
-    python benchmarks/metanets.py            # full: batch 32, T sweep 1/10/20/50, memory, compile (~10 min)
-    python benchmarks/metanets.py --quick    # batch 8, T sweep 1/5/10, no memory children; compile included
+    python benchmarks/metanets.py            # full (~11 min): batch 32, T sweep 1/10/20/50, memory, compile,
+                                             # side by side: 5 rounds x 3 steps
+    python benchmarks/metanets.py --quick    # ~3 min: batch 8, T sweep 1/5/10, no memory; 2 rounds x 1 step
+    python benchmarks/metanets.py --versus-only [--rounds N]   # section 5 alone
 
 What is measured (all in this run, same machine, same shapes):
 
@@ -22,24 +25,26 @@ What is measured (all in this run, same machine, same shapes):
    (the end-to-end ``protocol="joint"`` forward keeps one snapshot of node states); a training step
    keeps autograd activations for every snapshot, so its memory grows with T -- unless
    ``checkpoint_snapshots=True`` (column "ckpt train"), which recomputes them in the backward.
+3. (full mode) the peak extra memory of one training step of GTH-GMN, GMN and NFN_NP.
+4. ``torch.compile`` of GTH-GMN's attention layers (``compile=True``): the stage-1 step eager and
+   compiled, the one-off compile time reported apart.
+5. Side by side with ``--previous`` (default: the revision before issue 34), one thread: for each
+   entry of :data:`ENTRIES` -- GTH-GMN in two configurations (:data:`CONFIGS`: today's default and a
+   larger one) x its reconstruction step (stage 1 of ``two_stage``) and its joint task step, batch 32,
+   T = 20 on the 2-32-32-1 synthetic zoo; GMN's InfoNCE step on notebook 02's medium shapes (1-32-32-1
+   sine INRs, T = 10, GMN reads the last snapshot, batch 32) -- child processes alternate between
+   this checkout and the library as it was at ``--previous`` (extracted with ``git archive`` into a
+   temporary folder and put first on ``PYTHONPATH``), ``--rounds`` times each. Each child reports the
+   median process CPU time per step over ``--reps`` steps after one warm-up step (a shared machine
+   inflates wall time, not much CPU time). Throughput is the median over rounds; the ratio to the
+   previous revision is the median of the per-round ratios (paired round by round), with their
+   range. Then the limit: matmul FLOPs per INR-snapshot of a training step of this checkout
+   (forward + backward, ``torch.utils.flop_counter.FlopCounterMode``; elementwise work not counted),
+   over the machine's measured one-thread matmul rate (``torch.mm`` of 1024 x 1024 matrices), and the
+   share of that limit the measured throughput reaches.
 
-
-3. ``torch.compile`` of GTH-GMN's attention layers (``compile=True``; used for training steps):
-   the stage-1 step eager and compiled, the one-off compile time reported apart.
-
-5. GTH-GMN's training throughput against the previous implementation, side by side: the stage-1
-   step (batch 32, T = 20, one process, one thread) timed in child processes that alternate between
-   this checkout and the library as it was at ``--previous`` (a git revision, extracted with
-   ``git archive`` into a temporary folder and put first on ``PYTHONPATH``), ``--rounds`` times
-   each; process CPU time per step, median over rounds (a shared machine inflates wall time, not
-   much CPU time).
-
-The last lines are the headlines: ``GTH-GMN/GMN time per snapshot: X.XX`` (target: <= 4; per
-graph pass, i.e. against GMN encoding one snapshot, since GMN reads a trajectory as edge-feature
-channels of a single pass -- the ratio per snapshot *read* against that is printed just above),
-``GTH-GMN compiled/eager training throughput: X.XX`` and, last,
-``GTH-GMN training throughput: X INR-snapshots/s (Y x previous)`` (target: >= 2 x previous).
-
+The last lines are the headlines, one per entry:
+``<model> <config>/<step> training throughput: X INR-snapshots/s (Y x previous)``.
 """
 
 from __future__ import annotations
@@ -51,30 +56,48 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
+from torch import Tensor
 
 from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
 SIZES = (2, 32, 32, 1)
-#: the library before GTH-GMN's rewrite (free radii, dense attention, every-pair refinement)
-PREVIOUS_REV = "edfda7f"
+#: the revision before issue 34's speed-ups of GTH-GMN and GMN
+PREVIOUS_REV = "d8808bb"
 REPO = Path(__file__).resolve().parent.parent
+#: GTH-GMN configurations of the side-by-side table: today's default and a larger one
+CONFIGS: dict[str, dict] = {
+    "default": {},
+    "large": {"dim": 32, "n_attn_layers": 2, "heads": 4, "head_dim": 8, "gru_hidden": 32},
+}
+#: (model, config, step) entries of the side-by-side table (section 5)
+ENTRIES: tuple[tuple[str, str, str], ...] = (
+    ("GTH-GMN", "default", "reconstruction"),
+    ("GTH-GMN", "default", "joint"),
+    ("GTH-GMN", "large", "reconstruction"),
+    ("GTH-GMN", "large", "joint"),
+    ("GMN", "nb02-medium", "infonce"),
+)
+SINE_SIZES = (1, 32, 32, 1)  # notebook 02's sine INRs (DWSNets' architecture)
+VERSUS_BATCH, VERSUS_T, NB02_T = 32, 20, 10
 
 
-def synthetic_zoo(n: int, T: int, seed: int = 0) -> Zoo:
-    """Random 2-32-32-1 SIREN-shaped weights with a random-walk trajectory (timing needs shapes only)."""
+def synthetic_zoo(n: int, T: int, seed: int = 0, sizes: tuple[int, ...] = SIZES) -> Zoo:
+    """Random SIREN-shaped weights (default 2-32-32-1) with a random-walk trajectory (timing needs shapes only)."""
     g = torch.Generator().manual_seed(seed)
     params = {}
-    for i in range(len(SIZES) - 1):
-        for key, shape in ((f"W{i}", (SIZES[i + 1], SIZES[i])), (f"b{i}", (SIZES[i + 1],))):
+    for i in range(len(sizes) - 1):
+        for key, shape in ((f"W{i}", (sizes[i + 1], sizes[i])), (f"b{i}", (sizes[i + 1],))):
             start = torch.randn(n, 1, *shape, generator=g) * 0.3
             steps = torch.randn(n, T, *shape, generator=g) * 0.01
             steps[:, 0] = 0
             params[key] = start + steps.cumsum(1)
-    return Zoo(MLPSpec(SIZES, "sine", 30.0), params, torch.arange(T), {"label": torch.arange(n) % 10})
+    return Zoo(MLPSpec(sizes, "sine", 30.0), params, torch.arange(T), {"label": torch.arange(n) % 10})
 
 
 def load_zoo(kind: str, n: int, T: int) -> Zoo:
@@ -170,34 +193,59 @@ def peak_mib(name: str, T: int, batch: int, mode: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def throughput_child(batch: int, T: int, reps: int) -> None:
-    """Child process: print the CPU seconds of GTH-GMN's stage-1 step (best of ``reps`` after a warm-up)
-    on the synthetic zoo, with whichever ``hgutils`` is first on the path."""
-    torch.set_num_threads(1)
-    zoo = synthetic_zoo(batch, T)
+def _versus_model(model: str, config: str, step: str) -> tuple[Any, Any, Callable[[], Tensor], int]:
+    """The model, its optimiser, a closure computing one step's loss, and the INR-snapshots per step
+    of a side-by-side entry (whichever ``hgutils`` is first on the path)."""
     torch.manual_seed(0)
-    m = build_metanet("GTH-GMN", zoo, "classification", 10, snapshots="all")
-    m.train()
-    data = m.prepare(zoo)
-    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     g = torch.Generator().manual_seed(0)
-    idx = torch.arange(batch)
+    if model == "GMN":  # notebook 02 medium: sine INRs, T = 10, InfoNCE, GMN reads the last snapshot
+        zoo = synthetic_zoo(VERSUS_BATCH, NB02_T, sizes=SINE_SIZES)
+        m = build_metanet("GMN", zoo, "infonce", 16)
+        data = m.prepare(zoo)
+
+        def loss() -> Tensor:
+            return sum(m.loss_weights.get(k, 0.0) * v for k, v in m.loss_terms(data, None, 0.5, g).items())
+
+        return m, data, loss, VERSUS_BATCH * data.T
+    kw = dict(CONFIGS[config], snapshots="all")
+    if step == "joint":
+        kw["protocol"] = "joint"
+    zoo = synthetic_zoo(VERSUS_BATCH, VERSUS_T)
+    m = build_metanet("GTH-GMN", zoo, "classification", 10, **kw)
+    data = m.prepare(zoo)
+    y = zoo.meta["label"]
+
+    def loss() -> Tensor:
+        if step == "reconstruction":
+            terms, weights = m.pretrain_terms(data, 0.5, g), m.recon_weights()
+        else:
+            terms, weights = m.loss_terms(data, y, 0.5, g), m.loss_weights
+        return sum(weights.get(k, 0.0) * v for k, v in terms.items())
+
+    return m, data, loss, VERSUS_BATCH * data.edge_weight.shape[1]
+
+
+def step_child(model: str, config: str, step: str, reps: int) -> None:
+    """Child process: print the median CPU seconds of ``reps`` training steps (after one warm-up) of a
+    side-by-side entry, one thread."""
+    torch.set_num_threads(1)
+    m, _, loss, _ = _versus_model(model, config, step)
+    m.train()
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     times = []
     for _ in range(reps + 1):
         t0 = time.process_time()
-        terms, weights = m.pretrain_terms(data[idx], 0.5, g), m.recon_weights()
-        loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
         opt.zero_grad()
-        loss.backward()
+        loss().backward()
         opt.step()
         times.append(time.process_time() - t0)
-    print(min(times[1:]))
+    print(statistics.median(times[1:]))
 
 
-def _step_seconds(pythonpath: str, batch: int, T: int, reps: int) -> float:
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=pythonpath)
+def _step_seconds(pythonpath: str, entry: tuple[str, str, str], reps: int) -> float:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=pythonpath)
     out = subprocess.run(
-        [sys.executable, __file__, "--throughput-child", str(batch), str(T), str(reps)],
+        [sys.executable, __file__, "--step-child", *entry, str(reps)],
         capture_output=True,
         text=True,
         env=env,
@@ -206,43 +254,103 @@ def _step_seconds(pythonpath: str, batch: int, T: int, reps: int) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def throughput_vs_previous(rev: str, rounds: int, batch: int = 32, T: int = 20, reps: int = 2) -> str:
-    """The headline line: this checkout's GTH-GMN stage-1 throughput and its ratio to revision ``rev``."""
+def matmul_rate(n: int = 1024, reps: int = 5) -> float:
+    """The machine's one-thread matmul FLOP/s: median over ``reps`` of a ``torch.mm`` of two ``n x n``
+    float32 matrices (``2 n^3`` FLOPs)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - t0)
+    torch.set_num_threads(threads)
+    return 2 * n**3 / statistics.median(times)
+
+
+def flops_per_snapshot(entry: tuple[str, str, str]) -> float:
+    """Matmul FLOPs of one training step's forward and backward of this checkout per INR-snapshot
+    (``FlopCounterMode``: matrix products; elementwise work is not counted)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    m, _, loss, n_snap = _versus_model(*entry)
+    m.train()
+    with FlopCounterMode(display=False) as counter:
+        loss().backward()
+    return counter.get_total_flops() / n_snap
+
+
+def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
+    """Section 5: the side-by-side table and the limit estimate; returns the headline lines."""
+    try:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "hgutils"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return [f"training throughput: previous revision {rev} unavailable ({exc})"]
+    now: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
+    prev: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
     with tempfile.TemporaryDirectory() as tmp:
-        try:
-            archive = subprocess.run(
-                ["git", "-C", str(REPO), "archive", rev, "hgutils"], capture_output=True, check=True
-            ).stdout
-        except (OSError, subprocess.CalledProcessError) as exc:
-            return f"GTH-GMN training throughput: previous revision {rev} unavailable ({exc})"
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        now, prev = [], []
-        for _ in range(rounds):  # alternate, so load on the machine hits both alike
-            now.append(_step_seconds(str(REPO), batch, T, reps))
-            prev.append(_step_seconds(tmp, batch, T, reps))
-    a, b = statistics.median(now), statistics.median(prev)
-    print(f"stage-1 step CPU s, this checkout: {[round(x, 3) for x in now]}; {rev}: {[round(x, 3) for x in prev]}")
-    return f"GTH-GMN training throughput: {batch * T / a:.0f} INR-snapshots/s ({b / a:.2f} x previous)"
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        for r in range(rounds):  # alternate (and swap the order each round), so load hits both alike
+            for e in ENTRIES:
+                sides = ((now, str(REPO)), (prev, tmp))
+                for store, path in sides if r % 2 == 0 else sides[::-1]:
+                    store[e].append(_step_seconds(path, e, reps))
+    rate = matmul_rate()
+    print(f"\n5) training step vs {rev}, one thread, {rounds} alternating rounds x median of {reps} steps")
+    print(f"one-thread matmul rate (torch.mm 1024 x 1024): {rate / 1e9:.1f} GFLOP/s")
+    print(
+        f"{'model':8s} {'config':12s} {'step':15s} {'CPU s now':>10s} {'CPU s prev':>11s} "
+        f"{'x previous (range)':>20s} {'MFLOP/snap':>11s} {'limit snap/s':>13s} {'share':>6s}"
+    )
+    heads = []
+    for e in ENTRIES:
+        model, config, step = e
+        n_snap = VERSUS_BATCH * (1 if model == "GMN" else VERSUS_T)
+        a, b = statistics.median(now[e]), statistics.median(prev[e])
+        ratios = [p / n for p, n in zip(prev[e], now[e])]
+        fl = flops_per_snapshot(e)
+        limit = rate / fl
+        print(
+            f"{model:8s} {config:12s} {step:15s} {a:10.3f} {b:11.3f} "
+            f"{statistics.median(ratios):8.2f} ({min(ratios):.2f}-{max(ratios):.2f}) "
+            f"{fl / 1e6:11.2f} {limit:13.0f} {n_snap / a / limit:6.1%}"
+        )
+        rounded = [[round(x, 3) for x in side[e]] for side in (now, prev)]
+        print(f"   CPU s per step by round, this checkout: {rounded[0]}; {rev}: {rounded[1]}")
+        heads.append(
+            f"{model} {config}/{step} training throughput: {n_snap / a:.0f} INR-snapshots/s "
+            f"({statistics.median(ratios):.2f} x previous)"
+        )
+    return heads
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="<= 60 s version")
+    ap.add_argument("--quick", action="store_true", help="a few minutes")
+    ap.add_argument("--versus-only", action="store_true", help="section 5 (side by side with --previous) alone")
     ap.add_argument("--zoo", choices=("synthetic", "mnist"), default="synthetic")
     ap.add_argument("--T", type=int, default=None, help="snapshots GTH-GMN reads in table 1 (default 20, quick 5)")
     ap.add_argument("--previous", default=PREVIOUS_REV, help="git revision to compare throughput with")
-    ap.add_argument("--rounds", type=int, default=None, help="alternating child runs per side (default 5, quick 3)")
+    ap.add_argument("--rounds", type=int, default=None, help="alternating child runs per side (default 5, quick 2)")
+    ap.add_argument("--reps", type=int, default=None, help="timed steps per child run (default 3, quick 1)")
     ap.add_argument("--mem-child", nargs=4, metavar=("MODEL", "T", "BATCH", "MODE"), help=argparse.SUPPRESS)
-    ap.add_argument("--throughput-child", nargs=3, type=int, metavar=("BATCH", "T", "REPS"), help=argparse.SUPPRESS)
+    ap.add_argument("--step-child", nargs=4, metavar=("MODEL", "CONFIG", "STEP", "REPS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.throughput_child:
-        throughput_child(*args.throughput_child)
+    if args.step_child:
+        model, config, step, reps = args.step_child
+        step_child(model, config, step, int(reps))
         return
     if args.mem_child:
         name, T, batch, mode = args.mem_child
         memory_child(name, int(T), int(batch), mode)
         return
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    rounds, vreps = args.rounds or (2 if args.quick else 5), args.reps or (1 if args.quick else 3)
+    if args.versus_only:
+        print("\n".join(versus_previous(args.previous, rounds, vreps)))
+        return
     batch, reps = (8, 1) if args.quick else (32, 2)
     T = args.T or (5 if args.quick else 20)
     sweep = (1, 5, 10) if args.quick else (1, 10, 20, 50)
@@ -298,7 +406,7 @@ def main() -> None:
     print(f"GTH-GMN/GMN time per snapshot: {per_pass:.2f}  (per graph pass; GMN on one snapshot)")
 
     print(f"GTH-GMN compiled/eager training throughput: {eager / comp:.2f}")
-    print(throughput_vs_previous(args.previous, args.rounds or (3 if args.quick else 5)))
+    print("\n".join(versus_previous(args.previous, rounds, vreps)))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,25 @@ class Geometry:
     def tangent(self, z: Tensor) -> Tensor:
         return z if self.euclidean else pm.logmap0(z, self.c)
 
+    def dist_from_parts(self, sq: Tensor, x2: Tensor, y2: Tensor) -> Tensor:
+        r""":math:`d_c(x, y)` from :math:`\|x - y\|^2` and the squared norms (elementwise):
+        :math:`\frac{1}{\sqrt c}\operatorname{arcosh}(1 + t)`, :math:`t = \frac{2c\|x - y\|^2}{(1 - c\|x\|^2)(1 -
+        c\|y\|^2)}`, as :math:`\log(1 + t + \sqrt{t(t + 2)})` (accurate for small ``t``). Euclidean:
+        :math:`2\|x - y\|`."""
+        sq = sq.clamp_min(MIN_NORM)
+        if self.euclidean:
+            return 2.0 * sq.sqrt()
+        c = self.c
+        t = 2.0 * c * sq / ((1 - c * x2) * (1 - c * y2)).clamp_min(MIN_NORM)
+        return torch.log1p(t + torch.sqrt(t * (t + 2.0))) / c**0.5
+
+    def consecutive_dist(self, z: Tensor) -> Tensor:
+        """Distances between consecutive snapshots' coordinates: ``z [B, T, V, d]`` -> ``[B, T - 1, V]``
+        (:meth:`dist_from_parts` of the differences and the per-node squared norms)."""
+        n2 = (z * z).sum(-1)
+        diff = z[:, 1:] - z[:, :-1]
+        return self.dist_from_parts((diff * diff).sum(-1), n2[:, 1:], n2[:, :-1])
+
     def scaled_log(self, x: Tensor, y: Tensor, d: Tensor) -> Tensor:
         r""":math:`\lambda_x \log_x y` given :math:`d = d_c(x, y)`: the log map scaled by the conformal factor
         is :math:`d\,\hat w` with :math:`\hat w` the direction of :math:`(-x)\oplus_c y` (since
@@ -76,11 +95,28 @@ def all_pair_distances(z: Tensor, geom: Geometry) -> Tensor:
     return pairwise_distance(zz, zz, geom.c, geom.euclidean).reshape(M, V * V)
 
 
+def pair_parts(z: Tensor, u: Tensor, v: Tensor, geom: Geometry) -> tuple[Tensor, ...]:
+    r"""Distances and inner products of chosen node pairs ``u -> v`` (``[M, k]`` node indices) of graphs
+    ``z [M, V, d]``: ``(d, <x, y>, |x|^2, |y|^2, x, y)`` with :math:`x = z_u`, :math:`y = z_v`, the
+    coordinate vectors gathered per pair (``[M, k, d]``). The distance is :meth:`Geometry.dist_from_parts`
+    of :math:`\|x - y\|^2` formed from the difference (no cancellation for close pairs); only the ``k``
+    chosen pairs pay (:func:`all_pair_distances` forms every pair's distance)."""
+    x, y = take(z, u), take(z, v)
+    n2 = (z * z).sum(-1)
+    x2, y2 = n2.gather(1, u), n2.gather(1, v)
+    diff = x - y
+    sq = (diff * diff).sum(-1)
+    return geom.dist_from_parts(sq, x2, y2), 0.5 * (x2 + y2 - sq), x2, y2, x, y
+
+
 def take(z: Tensor, idx: Tensor) -> Tensor:
-    """Node gather: ``z [M, V, d]`` with ``idx [k]`` (shared) or ``[M, k]`` (per graph) -> ``[M, k, d]``."""
+    """Node gather: ``z [M, V, d]`` with ``idx [k]`` (shared) or ``[M, k]`` (per graph) -> ``[M, k, d]``
+    (per graph: whole rows of the flattened ``[M V, d]``, a row copy per pair instead of an elementwise gather)."""
     if idx.dim() == 1:
         return z.index_select(1, idx)
-    return z.gather(1, idx[..., None].expand(-1, -1, z.shape[-1]))
+    M, V, d = z.shape
+    rows = (torch.arange(M, device=idx.device).view(M, 1) * V + idx).reshape(-1)
+    return z.reshape(M * V, d).index_select(0, rows).view(M, idx.shape[1], d)
 
 
 class SignedWeightHead(nn.Module):
@@ -128,7 +164,8 @@ class SignedWeightHead(nn.Module):
         d: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """``(log|w_hat|, sign logit, alpha, distance)`` of pairs ``src -> dst`` at coordinates ``z``
-        (``d``: their distances, if already computed)."""
+        (``d``: their distances, if already computed), from gathered coordinate vectors: the per-pair
+        form that :meth:`at_all_pairs` (which the losses use) is tested against."""
         base, alpha, xi = statics
         zu, zv = take(z, src), take(z, dst)
         d = geom.dist(zu, zv) if d is None else d
@@ -137,12 +174,13 @@ class SignedWeightHead(nn.Module):
         return log_mag, sign_logit, alpha, d
 
     def at_all_pairs(
-        self, z: Tensor, src: Tensor, dst: Tensor, statics: tuple[Tensor, Tensor, Tensor], geom: Geometry, D: Tensor
+        self, z: Tensor, src: Tensor, dst: Tensor, statics: tuple[Tensor, Tensor, Tensor], geom: Geometry, d: Tensor
     ) -> tuple[Tensor, Tensor]:
         r"""``(log|w_hat|, sign logit)`` of the shared pairs ``src -> dst`` ``[k]`` from node-level quantities
         and ``V x V`` inner-product matrices, without gathering a coordinate vector per pair.
 
-        ``D [M, V * V]``: :func:`all_pair_distances`. With :math:`x = z_u`, :math:`y = z_v`,
+        ``d [M, k]``: the pairs' distances (columns of :func:`all_pair_distances`). With :math:`x = z_u`,
+        :math:`y = z_v`,
         :math:`(-x)\oplus_c y = \frac{-(1 - 2c\langle x,y\rangle + c\|y\|^2)\,x + (1 - c\|x\|^2)\,y}
         {1 - 2c\langle x,y\rangle + c^2\|x\|^2\|y\|^2}` and :math:`\|(-x)\oplus_c y\| =
         \tanh(\sqrt c\,d/2)/\sqrt c`, the sign logit :math:`\beta\lambda_x\langle\log_x y, \xi_u\rangle =
@@ -150,19 +188,35 @@ class SignedWeightHead(nn.Module):
         :math:`\langle x, y\rangle`, :math:`\langle x, \xi_u\rangle` and :math:`\langle y, \xi_u\rangle`
         (two batched matrix products). Euclidean: :math:`\beta(\langle y,\xi_u\rangle - \langle x,\xi_u\rangle)`.
         """
-        base, alpha, xi = statics
+        xi = statics[2]
         M, V, _ = z.shape
         flat = src * V + dst
-        d = D.index_select(1, flat)
-        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
         y_xi = torch.bmm(xi, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)  # <z_v, xi_u>
         x_xi = (xi * z).sum(-1).index_select(1, src)  # <z_u, xi_u>
-        if geom.euclidean:
-            return log_mag, self.beta * (y_xi - x_xi)
-        c = geom.c
         n2 = (z * z).sum(-1)
         x2, y2 = n2.index_select(1, src), n2.index_select(1, dst)
         xy = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)
+        return self.from_parts(statics, geom, d, xy, x2, y2, x_xi, y_xi)
+
+    def from_parts(
+        self,
+        statics: tuple[Tensor, Tensor, Tensor],
+        geom: Geometry,
+        d: Tensor,
+        xy: Tensor,
+        x2: Tensor,
+        y2: Tensor,
+        x_xi: Tensor,
+        y_xi: Tensor,
+    ) -> tuple[Tensor, Tensor]:
+        r"""``(log|w_hat|, sign logit)`` of pairs from their distances ``d`` and the inner products
+        :math:`\langle x, y\rangle`, :math:`\|x\|^2`, :math:`\|y\|^2`, :math:`\langle x, \xi_u\rangle`,
+        :math:`\langle y, \xi_u\rangle` (all ``[M, k]``; the formulas of :meth:`at_all_pairs`)."""
+        base, alpha, _ = statics
+        log_mag = base - alpha * torch.log(d.clamp_min(MIN_NORM))
+        if geom.euclidean:
+            return log_mag, self.beta * (y_xi - x_xi)
+        c = geom.c
         a = 1 - 2 * c * xy + c * y2
         den = (1 - 2 * c * xy + c * c * x2 * y2).clamp_min(MIN_NORM)
         w_xi = (-a * x_xi + (1 - c * x2) * y_xi) / den
@@ -246,8 +300,10 @@ def sampled_terms(
     ``neg_hard_max * progress`` of them same-layer pairs (the curriculum), the rest drawn uniformly
     from the pair table and kept when they are negatives of the reading (:func:`~.links.edge_sets`;
     ``sets`` if precomputed). Magnitude, sign, slope and ranking:
-    ``cfg.aux_edges`` parameter pairs drawn uniformly (one draw shared by the batch). Distances come
-    from one all-pairs matrix per graph (:func:`all_pair_distances`). Samples come from ``generator`` (CPU).
+    ``cfg.aux_edges`` parameter pairs drawn uniformly (one draw shared by the batch). Distances and
+    inner products of all drawn pairs come from their gathered coordinates (:func:`pair_parts`), the
+    sign logit from them in closed form (:meth:`SignedWeightHead.from_parts`). Samples come from
+    ``generator`` (CPU).
     """
     M, dev = z.shape[0], z.device
     pairs, head, fd, geom, attr = rec.pairs, rec.head, rec.fd, rec.geom, rec.attr
@@ -270,16 +326,23 @@ def sampled_terms(
         h = torch.randint(pairs.same.shape[1], (M, n_hard), generator=generator).to(dev)
         neg_flat = torch.cat([neg_flat, (pairs.same[0] * V + pairs.same[1])[h]], 1)
         neg_mask = torch.cat([neg_mask, torch.ones(M, n_hard, dtype=torch.bool, device=dev)], 1)
-    D = all_pair_distances(z, geom)
-    d_pos, d_neg = D.gather(1, pos_flat), D.gather(1, neg_flat)
-    ones = torch.ones_like(d_pos, dtype=torch.bool)
-    terms["link"] = balanced_bce(fd.logit(d_pos), ones, fd.logit(d_neg), neg_mask)
     # -- magnitude, sign, slope, ranking on uniformly drawn parameter pairs
     n = min(cfg.aux_edges, P)
     eid = torch.randperm(P, generator=generator)[:n].to(dev)
     src, dst, we = pairs.src[eid], pairs.dst[eid], w[:, eid]
+    flat = torch.cat([pos_flat, neg_flat], 1)
+    u = torch.cat([torch.div(flat, V, rounding_mode="floor"), src.expand(M, n)], 1)
+    v = torch.cat([flat % V, dst.expand(M, n)], 1)
+    dist, xy, x2, y2, x, y = pair_parts(z, u, v, geom)
+    d_pos, d_neg, d = dist.split([pos_flat.shape[1], neg_flat.shape[1], n], 1)
+    ones = torch.ones_like(d_pos, dtype=torch.bool)
+    terms["link"] = balanced_bce(fd.logit(d_pos), ones, fd.logit(d_neg), neg_mask)
     statics = head.statics(X, src, dst, attr[eid])
-    log_mag, sign_logit, alpha, d = head.at(z, src, dst, statics, geom, D[:, src * V + dst])
+    k = flat.shape[1]  # the shared pairs follow the link pairs
+    xi_u = take(statics[2], src)
+    x_xi, y_xi = (x[:, k:] * xi_u).sum(-1), (y[:, k:] * xi_u).sum(-1)
+    log_mag, sign_logit = head.from_parts(statics, geom, d, xy[:, k:], x2[:, k:], y2[:, k:], x_xi, y_xi)
+    alpha = statics[1]
     terms.update(_mag_sign(log_mag, sign_logit, we))
     terms["slope"] = ((alpha - cfg.alpha0) ** 2).mean()
     perm = torch.randperm(n, generator=generator).to(dev)
@@ -310,9 +373,9 @@ def full_terms(
     lab = labels if labels is not None else rec.labels(w)
     V = z.shape[1]
     D = all_pair_distances(z, rec.geom)
-    log_mag, sign_logit = rec.head.at_all_pairs(z, pairs.src, pairs.dst, statics, rec.geom, D)
     extra = pairs.negatives(rec.reading)
     d, d_neg = D.index_select(1, pairs.src * V + pairs.dst), D.index_select(1, extra[0] * V + extra[1])
+    log_mag, sign_logit = rec.head.at_all_pairs(z, pairs.src, pairs.dst, statics, rec.geom, d)
     lp = fd.logit(d)
     link = balanced_bce(
         lp, lab, torch.cat([lp, fd.logit(d_neg)], 1), torch.cat([~lab, torch.ones_like(d_neg, dtype=torch.bool)], 1)
@@ -339,8 +402,8 @@ def reconstruction_metrics(z: Tensor, X: Tensor, w: Tensor, rec: Reconstruction)
     statics = rec.statics(Xf)
     terms = full_terms(zf, Xf, wf, rec, statics, lab)
     D = all_pair_distances(zf, rec.geom)
-    log_mag, sign_logit = rec.head.at_all_pairs(zf, pairs.src, pairs.dst, statics, rec.geom, D)
     d = D[:, pairs.src * V + pairs.dst]
+    log_mag, sign_logit = rec.head.at_all_pairs(zf, pairs.src, pairs.dst, statics, rec.geom, d)
     d_same, d_other = D[:, pairs.same[0] * V + pairs.same[1]], D[:, pairs.other[0] * V + pairs.other[1]]
     aucs = auc_by_negative_kind(d, lab, d_same, d_other, rec.reading)
     nz = wf != 0

@@ -144,7 +144,7 @@ class TrajectoryEncoder(nn.Module):
             ]
         )
         # torch.compile'd forward of each attention layer, for training steps only
-        self._attn_compiled = [torch.compile(m.forward, dynamic=False) for m in self.attn] if cfg.compile else None
+        self._attn_compiled = [torch.compile(m.update, dynamic=False) for m in self.attn] if cfg.compile else None
         # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head), evaluated together
         self.pool_dim = n_node_layers * d
         if cfg.use_gru:
@@ -152,6 +152,7 @@ class TrajectoryEncoder(nn.Module):
             self.kernel_mlp = GroupedMLP(L * H, cfg.gru_hidden, cfg.gru_hidden, 3 * cfg.head_dim * d)
             self.u0 = nn.Parameter(torch.zeros(L * H, cfg.gru_hidden))
         self._static_cache: tuple[Any, ...] | None = None
+        self._means_cache: tuple[Any, Tensor] | None = None
 
     # ------------------------------------------------------------------ helpers
     def tangent(self, z: Tensor) -> Tensor:
@@ -167,9 +168,11 @@ class TrajectoryEncoder(nn.Module):
     def layer_means(self, h: Tensor, node_layer: Tensor) -> Tensor:
         """Per-MLP-layer mean of tangent vectors ``[B, V, d]`` -> ``[B, n_node_layers * d]`` (GRU input)."""
         B, V, d = h.shape
-        oh = F.one_hot(node_layer, self.n_node_layers).to(h.dtype)  # [V, nl]
-        s = torch.einsum("vl,bvd->bld", oh, h) / oh.sum(0).clamp_min(1.0)[None, :, None]
-        return s.reshape(B, self.n_node_layers * d)
+        key = (node_layer.data_ptr(), V, str(node_layer.device), h.dtype)
+        if self._means_cache is None or self._means_cache[0] != key:  # [V, nl]: 1/count where the node is in l
+            oh = F.one_hot(node_layer, self.n_node_layers).to(h.dtype)
+            self._means_cache = (key, oh / oh.sum(0).clamp_min(1.0))
+        return torch.einsum("vl,bvd->bld", self._means_cache[1], h).reshape(B, self.n_node_layers * d)
 
     def _topology(self, g: Any, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Edge index with self-loops ``[2, E + V]`` and the static edge features ``[1, E + V, Fa + 1]``
@@ -212,12 +215,15 @@ class TrajectoryEncoder(nn.Module):
 
     # ------------------------------------------------------------------ the trajectory
     def snapshot(
-        self, g: Any, t: int, x: Tensor, u: Tensor | None, p_prev: Tensor, edge_terms: list[Any] | None
+        self, g: Any, t: int, s: Tensor, u: Tensor | None, p_prev: Tensor, edge_terms: list[Any] | None
     ) -> tuple[Tensor, Tensor | None, Tensor]:
-        """One snapshot from its initial points ``x [B, V, d]``: GRU update of the kernels, attention layers.
+        """One snapshot from the tangent states :math:`\\log_0` of its initial points ``s [B, V, d]``: GRU
+        update of the kernels, attention layers on tangent states
+        (:meth:`~hgutils.nn.hyperbolic_attention.HyperbolicGraphAttention.update`).
 
-        Returns the node coordinates ``[B, V, d]``, the new GRU states and the per-layer means of each
-        attention layer's output ``[B, L, n_node_layers * d]`` (the next snapshot's GRU input)."""
+        Returns the last layer's capped tangent states ``[B, V, d]`` (the node coordinates are their
+        ``ball_point``), the new GRU states and the per-layer means of each attention layer's output
+        ``[B, L, n_node_layers * d]`` (the next snapshot's GRU input)."""
         L = self.cfg.n_attn_layers
         ei, static = self._topology(g, g.node_feat.dtype)
         if self.cfg.use_edge_weight:
@@ -233,16 +239,19 @@ class TrajectoryEncoder(nn.Module):
         p_cur = []
         compiled = self._attn_compiled is not None and self.training and torch.is_grad_enabled()
         for layer in range(L):
-            fwd = self._attn_compiled[layer] if compiled else self.attn[layer]
-            x = fwd(x, ei, None, kernels[layer], edge_terms=edge_terms[layer])
-            p_cur.append(self.layer_means(self.tangent(x), g.node_layer))
-        return x, u, torch.stack(p_cur, 1)
+            update = self._attn_compiled[layer] if compiled else self.attn[layer].update
+            s = update(s, ei, kernels[layer], edge_terms[layer])
+            if not self.attn[layer].tangent_is_exact:  # the projection may bind: continue from log_0 x
+                s = self.tangent(self.attn[layer].ball_point(s))
+            p_cur.append(self.layer_means(s, g.node_layer))
+        return s, u, torch.stack(p_cur, 1)
 
-    def run(self, g: Any, keep: bool = False) -> tuple[Tensor | None, list[Tensor]]:
+    def run(self, g: Any, keep: bool = False) -> tuple[Tensor | None, Tensor]:
         """Encode every snapshot of ``g`` in order. Returns the GRU states after the last snapshot
-        (``None`` without GRU) and the node coordinates ``[B, V, d]`` of every snapshot (``keep``;
-        else only the last one's). The initial points of all snapshots are computed in one call
-        (they do not depend on the recurrence); the attention layers then run snapshot by snapshot."""
+        (``None`` without GRU) and the node coordinates ``[B, T, V, d]`` of every snapshot (``keep``;
+        else ``[B, 1, V, d]``, the last one's). The initial points of all snapshots and the ball points
+        of all outputs are computed in one call each (they do not depend on the recurrence); the
+        attention layers run snapshot by snapshot on tangent states."""
         B, T = g.edge_weight.shape[:2]
         cfg, L = self.cfg, self.cfg.n_attn_layers
         dtype = g.node_feat.dtype
@@ -253,17 +262,18 @@ class TrajectoryEncoder(nn.Module):
             ei, static = self._topology(g, dtype)
             V = g.node_layer.shape[0]
             edge_terms = [layer.edge_terms(static, ei, V) for layer in self.attn]  # shared by every snapshot
-        x0 = self.initial_points(g, g.node_feat)  # [B, T, V, d]
+        # [B, T, V, d] -> T views; unbind's backward stacks the T gradients once (not T full-size zero fills)
+        s0 = self.tangent(self.initial_points(g, g.node_feat)).unbind(1)
         use_ckpt = cfg.checkpoint_snapshots and torch.is_grad_enabled()
         states: list[Tensor] = []
         for t in range(T):
             if use_ckpt:
-                x, u, p_cur = checkpoint(self.snapshot, g, t, x0[:, t], u, p_prev, edge_terms, use_reentrant=False)
+                s, u, p_cur = checkpoint(self.snapshot, g, t, s0[t], u, p_prev, edge_terms, use_reentrant=False)
             else:
-                x, u, p_cur = self.snapshot(g, t, x0[:, t], u, p_prev, edge_terms)
+                s, u, p_cur = self.snapshot(g, t, s0[t], u, p_prev, edge_terms)
             if keep or t == T - 1:
-                states.append(x)
+                states.append(s)
             p_prev = p_cur
         if u is not None:  # the last snapshot's states also update the GRU (the trajectory summary)
             u = self.evolve(u, p_prev)
-        return u, states
+        return u, self.attn[-1].ball_point(torch.stack(states, 1))

@@ -252,26 +252,26 @@ class GTHGMN(MetaNet):
         record: bool = False,
         generator: torch.Generator | None = None,
         weights: dict[str, float] | None = None,
-    ) -> tuple[Tensor, dict[str, Tensor], list[Tensor], Tensor | None]:
+    ) -> tuple[Tensor, dict[str, Tensor], Tensor | None, Tensor | None]:
         """Encode the snapshots in order; returns (joint embedding, reconstruction terms averaged over
-        snapshots, recorded node states, final GRU states). ``weights`` (default ``loss_weights``)
-        decide whether the reconstruction terms are worth computing."""
+        snapshots, recorded node states ``[B, T, V, d]`` (``record``, else ``None``), final GRU states).
+        ``weights`` (default ``loss_weights``) decide whether the reconstruction terms are worth computing."""
         self.check_data(g)
         B, T, E = g.edge_weight.shape
         weights = self.loss_weights if weights is None else weights
         want_aux = want_aux and any(weights.get(k, 0.0) > 0 for k in AUX_TERMS)
         keep = want_aux or record or not self.cfg.use_gru
-        u, states = self.encoder.run(g, keep=keep)
-        z = torch.stack(states, 1) if keep else None  # [B, T, V, d]
+        u, states = self.encoder.run(g, keep=keep)  # [B, T or 1, V, d]
+        z = states if keep else None
         aux = self._sampled_terms(g, z, progress, generator) if want_aux else {}
-        pooled_last = self._pool_layers(states[-1], g.node_layer)
+        pooled_last = self._pool_layers(states[:, -1], g.node_layer)
         if u is not None:
             emb = torch.cat([pooled_last, u.reshape(B, -1)], -1)
         else:
             V, d = z.shape[2:]
             pooled = self._pool_layers(z.reshape(B * T, V, d), g.node_layer).reshape(B, T, -1)
             emb = torch.cat([pooled_last, pooled.mean(1)], -1)
-        recorded = [s.detach() for s in states] if record else []
+        recorded = states.detach() if record else None
         return emb, aux, recorded, u
 
     def _sampled_terms(
@@ -298,7 +298,7 @@ class GTHGMN(MetaNet):
             for k, v in terms.items():
                 aux[k] = aux.get(k, 0.0) + share * v
         if T > 1:
-            aux["smooth"] = (self.geom.dist(z[:, 1:], z[:, :-1]) ** 2).mean()
+            aux["smooth"] = (self.geom.consecutive_dist(z) ** 2).mean()
         return aux
 
     def embed(self, batch: Any) -> Tensor:
@@ -348,7 +348,7 @@ class GTHGMN(MetaNet):
         the final GRU states ``[B, L*H*gru_hidden]`` (``None`` without GRU)."""
         with torch.no_grad():
             _, _, zs, u = self._run(batch, want_aux=False, record=True)
-        return torch.stack(zs, 1), (u.reshape(u.shape[0], -1) if u is not None else None)
+        return zs, (u.reshape(u.shape[0], -1) if u is not None else None)
 
     def reconstruction(self, g: Any) -> Reconstruction:
         """The decoders, geometry and link reading applied to the parameter pairs of graphs ``g``."""
