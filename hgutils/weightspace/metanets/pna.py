@@ -56,6 +56,63 @@ class GaussianFourierFeatures(nn.Module):
         return torch.cat([torch.cos(p), torch.sin(p)], -1)
 
 
+class _FourierLinear(torch.autograd.Function):
+    """``[cos P, sin P] A^T + c`` with ``P = x Phi^T``, in row chunks that stay in cache; the backward
+    recomputes each chunk's features instead of keeping the ``[N, 2m]`` matrix."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk: int) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x, freqs, weight)
+        ctx.chunk = chunk
+        out = x.new_empty(x.shape[0], weight.shape[0])
+        for i in range(0, x.shape[0], chunk):
+            p = x[i : i + chunk] @ freqs.T
+            torch.addmm(bias, torch.cat([p.cos(), p.sin()], -1), weight.T, out=out[i : i + chunk])
+        return out
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        x, freqs, weight = ctx.saved_tensors
+        need_x, need_f, need_w, need_b, _ = ctx.needs_input_grad
+        m = freqs.shape[0]
+        gw = torch.zeros_like(weight) if need_w else None
+        gx = torch.empty_like(x) if need_x else None
+        gf = torch.zeros_like(freqs) if need_f else None
+        for i in range(0, x.shape[0], ctx.chunk):
+            xc, gc = x[i : i + ctx.chunk], g[i : i + ctx.chunk]
+            p = xc @ freqs.T
+            cos, sin = p.cos(), p.sin()
+            if gw is not None:
+                gw.addmm_(gc.T, torch.cat([cos, sin], -1))
+            if gx is not None or gf is not None:
+                gphi = gc @ weight  # d/dP of [cos P, sin P] A^T: -sin P (g A_cos) + cos P (g A_sin)
+                gp = cos * gphi[:, m:] - sin * gphi[:, :m]
+                if gx is not None:
+                    torch.mm(gp, freqs, out=gx[i : i + ctx.chunk])
+                if gf is not None:
+                    gf.addmm_(gp.T, xc)
+        gb = g.sum(0) if need_b else None
+        return gx, gf, gw, gb, None
+
+
+def fourier_linear(x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk: int = 1024) -> Tensor:
+    r"""A linear map of Fourier features, :math:`[\cos P, \sin P]\,A^\top + c` with :math:`P = x\,\Phi^\top`.
+
+    ``x [..., k]``, ``freqs`` :math:`\Phi` ``[m, k]`` (angular: :class:`GaussianFourierFeatures` is
+    :math:`\Phi = 2\pi B`), ``weight`` :math:`A` ``[d, 2m]``, ``bias`` ``[d]``; returns ``[..., d]``.
+    Equal to ``F.linear(torch.cat([P.cos(), P.sin()], -1), A, c)`` with its gradients, computed
+    ``chunk`` rows at a time so the ``[N, 2m]`` features never exist whole (on the GMN's edge blocks
+    they are 8x the output's size, and writing them out dominated its input encoding).
+    """
+    if x.shape[-1] != freqs.shape[1] or weight.shape[1] != 2 * freqs.shape[0] or bias.shape != weight.shape[:1]:
+        raise ValueError(
+            f"need x [..., k], freqs [m, k], weight [d, 2m], bias [d]; got {tuple(x.shape)}, "
+            f"{tuple(freqs.shape)}, {tuple(weight.shape)}, {tuple(bias.shape)}"
+        )
+    flat = x.reshape(-1, x.shape[-1]).contiguous()
+    return _FourierLinear.apply(flat, freqs, weight, bias, chunk).view(*x.shape[:-1], weight.shape[0])
+
+
 def forward_degree_histogram(sizes: tuple[int, ...]) -> Tensor:
     """In-degree histogram of the forward (input-to-output) neuron graph of an MLP with widths ``sizes``.
 
@@ -114,22 +171,29 @@ class PNALayer(nn.Module):
         """Messages of one edge block; ``dst`` / ``src`` are the pre-layer's per-node terms ``[B, n, F]``.
 
         ``dst_rows``: the receiving nodes index the rows of the block (forward edges) or its columns.
+        The edge encoder's two halves (scale, shift) are applied as two maps, so each is a contiguous
+        block, and the message is one fused multiply-add on them.
         """
         d = dst[:, :, None] if dst_rows else dst[:, None]
         s = src[:, None] if dst_rows else src[:, :, None]
         if self.modulate_edges:
-            scale, shift = self.edge_encoder(e).chunk(2, -1)
-            return scale * (d + s) + shift
+            W, b, Fd = self.edge_encoder.weight, self.edge_encoder.bias, self.dim
+            return torch.addcmul(F.linear(e, W[Fd:], b[Fd:]), F.linear(e, W[:Fd], b[:Fd]), d + s)
         We = self.pre.weight[:, 2 * self.dim :]
         return d + s + F.linear(self.edge_encoder(e), We)
 
-    def forward(self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None) -> list[Tensor]:
+    def forward(
+        self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None, layers: list[int] | None = None
+    ) -> list[Tensor]:
+        """The new states of the node layers ``layers`` (default: all), in that order. A layer ``k``
+        reads the forward block ``ef[k-1]`` and the reverse block ``er[k]`` only."""
         Fd = self.dim
         Wd, Ws = self.pre.weight[:, :Fd], self.pre.weight[:, Fd : 2 * Fd]
         dst = [F.linear(x, Wd) for x in h]
         src = [F.linear(x, Ws, self.pre.bias) for x in h]
         L, out = len(ef), []
-        for k, x in enumerate(h):
+        for k in range(len(h)) if layers is None else layers:
+            x = h[k]
             parts: list[tuple[Tensor, int]] = []
             if k >= 1:  # forward edges (k-1, j) -> (k, i): rows of block k-1
                 parts.append((self._messages(dst[k], src[k - 1], ef[k - 1], True), 2))
@@ -148,16 +212,26 @@ class EdgeUpdate(nn.Module):
         super().__init__()
         self.lin_e, self.lin_s, self.lin_t, self.lin1 = (nn.Linear(dim, dim) for _ in range(4))
 
+    def block(self, h: list[Tensor], e: Tensor, l: int, reverse: bool) -> Tensor:
+        """The new state of edge block ``l`` (``reverse``: the reversed edges ``(l+1, i) -> (l, j)``).
+
+        The node terms (and ``W_e``'s bias) are summed on the ``[B, n, 1, F]`` / ``[B, 1, n, F]`` shapes
+        first; ``W_e e`` is then added by the matrix product itself (``addmm``)."""
+        src, dst = (h[l + 1], h[l]) if reverse else (h[l], h[l + 1])
+        s, t = self.lin_s(src), self.lin_t(dst)
+        node = (
+            s[:, :, None] + (t + self.lin_e.bias)[:, None]
+            if reverse
+            else (s + self.lin_e.bias)[:, None] + t[:, :, None]
+        )
+        a = torch.addmm(node.reshape(-1, e.shape[-1]), e.reshape(-1, e.shape[-1]), self.lin_e.weight.T)
+        return self.lin1(F.silu(a.view(e.shape)))
+
     def forward(
         self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None
     ) -> tuple[list[Tensor], list[Tensor] | None]:
-        s = [self.lin_s(x) for x in h]
-        t = [self.lin_t(x) for x in h]
-        ef_new = [self.lin1(F.silu(self.lin_e(e) + s[l][:, None] + t[l + 1][:, :, None])) for l, e in enumerate(ef)]
-        if er is None:
-            return ef_new, None
-        er_new = [self.lin1(F.silu(self.lin_e(e) + s[l + 1][:, :, None] + t[l][:, None])) for l, e in enumerate(er)]
-        return ef_new, er_new
+        ef_new = [self.block(h, e, l, False) for l, e in enumerate(ef)]
+        return ef_new, None if er is None else [self.block(h, e, l, True) for l, e in enumerate(er)]
 
 
 class NodeNorm(nn.Module):
