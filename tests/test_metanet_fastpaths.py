@@ -1,8 +1,9 @@
 """The restructured GMN computations equal the plain formulas they replace, in float64 to 1e-10,
 values and parameter gradients: the GMN against a reference forward written the direct way (the
 Fourier features concatenated, the edge inputs ``[w, 0, w]`` / ``[0, w, w]`` built whole, the edge
-encoder applied once and chunked, every layer updating every node and edge), and the kernels
-(:func:`~hgutils.weightspace.metanets.pna.fourier_linear`) against autograd by ``gradcheck``."""
+encoder applied once and chunked, every layer updating every node and edge), and the cache-blocked kernels of
+:mod:`hgutils.weightspace.metanets.pna_kernels` against their plain formulas and ``gradcheck``, at
+slice sizes from one edge to the whole block, ties of min / max included."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hgutils.weightspace.metanets import GMN, WeightData
-from hgutils.weightspace.metanets.pna import AGGREGATORS, GaussianFourierFeatures, fourier_linear
+from hgutils.weightspace.metanets import GMN, WeightData, pna_kernels
+from hgutils.weightspace.metanets.pna import AGGREGATORS, GaussianFourierFeatures
+from hgutils.weightspace.metanets.pna_kernels import edge_mlp, fourier_linear, modulated_moments
 
 TOL = 1e-10
 
@@ -166,3 +168,62 @@ def test_fourier_linear_gradients_in_every_input_and_chunk():
         assert torch.autograd.gradcheck(partial(fourier_linear, chunk=chunk), (x, f, w, b))
     with pytest.raises(ValueError, match="weight"):
         fourier_linear(x, f, w[:, :10], b)
+
+
+def _block_inputs(seed: int, B: int = 3, r: int = 4, c: int = 5, Fd: int = 3):
+    g = torch.Generator().manual_seed(seed)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64).requires_grad_()
+
+    return rnd(B, r, c, Fd), rnd(B, r, Fd), rnd(B, c, Fd)
+
+
+def _plain_moments(e, rows, cols, weight, bias, dim):
+    scale, shift = F.linear(e, weight, bias).chunk(2, -1)
+    m = scale * (rows[:, :, None] + cols[:, None]) + shift
+    return m.sum(dim), (m * m).sum(dim), m.amin(dim), m.amax(dim)
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+@pytest.mark.parametrize("slice_edges", [1, 7, 10_000])
+def test_modulated_moments_equal_the_plain_messages_and_pass_gradcheck(dim, slice_edges, monkeypatch):
+    monkeypatch.setattr(pna_kernels, "SLICE_EDGES", slice_edges)
+    e, rows, cols = _block_inputs(dim)
+    w = torch.randn(6, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    for new, ref in zip(modulated_moments(e, rows, cols, w, b, dim), _plain_moments(e, rows, cols, w, b, dim)):
+        assert new.shape == ref.shape and (new - ref).abs().max() < TOL
+    assert torch.autograd.gradcheck(partial(modulated_moments, dim=dim), (e, rows, cols, w, b))
+    with pytest.raises(ValueError, match="dim 1 or 2"):
+        modulated_moments(e, rows, cols, w, b, 3)
+
+
+def test_modulated_moments_share_the_gradient_of_tied_extremes_as_amin_and_amax():
+    e, rows, cols = _block_inputs(5)
+    with torch.no_grad():  # every source of a row sends the same message: all four tie on min and max
+        e[:, :, 1:] = e[:, :, :1]
+        cols[:, 1:] = cols[:, :1]
+    w = torch.randn(6, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    weights = [torch.randn(3, 4, 3, dtype=torch.float64) for _ in range(4)]
+    grads = []
+    for f in (modulated_moments, _plain_moments):
+        out = f(e, rows, cols, w, b, 2)
+        grads.append(torch.autograd.grad(sum((o * k).sum() for o, k in zip(out, weights)), (e, rows, cols, w, b)))
+    for new, ref in zip(*grads):
+        assert (new - ref).abs().max() < TOL
+
+
+@pytest.mark.parametrize("slice_edges", [1, 7, 10_000])
+def test_edge_mlp_equals_the_plain_formula_and_passes_gradcheck(slice_edges, monkeypatch):
+    monkeypatch.setattr(pna_kernels, "SLICE_EDGES", slice_edges)
+    e, rows, cols = _block_inputs(7)
+    w_e = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    w_1 = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    b_1 = torch.randn(2, dtype=torch.float64, requires_grad=True)
+    ref = F.linear(F.silu(F.linear(e, w_e) + rows[:, :, None] + cols[:, None]), w_1, b_1)
+    assert (edge_mlp(e, rows, cols, w_e, w_1, b_1) - ref).abs().max() < TOL
+    assert torch.autograd.gradcheck(edge_mlp, (e, rows, cols, w_e, w_1, b_1))
+    with pytest.raises(ValueError, match="rows"):
+        edge_mlp(e, cols, rows, w_e, w_1, b_1)

@@ -49,9 +49,9 @@ from hgutils.weightspace.metanets.pna import (
     NodeNorm,
     PNALayer,
     forward_degree_histogram,
-    fourier_linear,
     mean_log_degree,
 )
+from hgutils.weightspace.metanets.pna_kernels import fourier_linear
 from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
 
 READOUTS: tuple[str, ...] = ("output", "per_layer", "mean")

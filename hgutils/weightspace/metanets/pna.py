@@ -34,6 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from hgutils.weightspace.metanets.pna_kernels import edge_mlp, modulated_moments
+
 AGGREGATORS: tuple[str, ...] = ("mean", "min", "max", "std")
 SCALERS: tuple[str, ...] = ("identity", "amplification")
 NORMS: tuple[str, ...] = ("batch", "graph", "node", "none")
@@ -56,63 +58,6 @@ class GaussianFourierFeatures(nn.Module):
         return torch.cat([torch.cos(p), torch.sin(p)], -1)
 
 
-class _FourierLinear(torch.autograd.Function):
-    """``[cos P, sin P] A^T + c`` with ``P = x Phi^T``, in row chunks that stay in cache; the backward
-    recomputes each chunk's features instead of keeping the ``[N, 2m]`` matrix."""
-
-    @staticmethod
-    def forward(ctx, x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk: int) -> Tensor:  # type: ignore[override]
-        ctx.save_for_backward(x, freqs, weight)
-        ctx.chunk = chunk
-        out = x.new_empty(x.shape[0], weight.shape[0])
-        for i in range(0, x.shape[0], chunk):
-            p = x[i : i + chunk] @ freqs.T
-            torch.addmm(bias, torch.cat([p.cos(), p.sin()], -1), weight.T, out=out[i : i + chunk])
-        return out
-
-    @staticmethod
-    def backward(ctx, g: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
-        x, freqs, weight = ctx.saved_tensors
-        need_x, need_f, need_w, need_b, _ = ctx.needs_input_grad
-        m = freqs.shape[0]
-        gw = torch.zeros_like(weight) if need_w else None
-        gx = torch.empty_like(x) if need_x else None
-        gf = torch.zeros_like(freqs) if need_f else None
-        for i in range(0, x.shape[0], ctx.chunk):
-            xc, gc = x[i : i + ctx.chunk], g[i : i + ctx.chunk]
-            p = xc @ freqs.T
-            cos, sin = p.cos(), p.sin()
-            if gw is not None:
-                gw.addmm_(gc.T, torch.cat([cos, sin], -1))
-            if gx is not None or gf is not None:
-                gphi = gc @ weight  # d/dP of [cos P, sin P] A^T: -sin P (g A_cos) + cos P (g A_sin)
-                gp = cos * gphi[:, m:] - sin * gphi[:, :m]
-                if gx is not None:
-                    torch.mm(gp, freqs, out=gx[i : i + ctx.chunk])
-                if gf is not None:
-                    gf.addmm_(gp.T, xc)
-        gb = g.sum(0) if need_b else None
-        return gx, gf, gw, gb, None
-
-
-def fourier_linear(x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk: int = 1024) -> Tensor:
-    r"""A linear map of Fourier features, :math:`[\cos P, \sin P]\,A^\top + c` with :math:`P = x\,\Phi^\top`.
-
-    ``x [..., k]``, ``freqs`` :math:`\Phi` ``[m, k]`` (angular: :class:`GaussianFourierFeatures` is
-    :math:`\Phi = 2\pi B`), ``weight`` :math:`A` ``[d, 2m]``, ``bias`` ``[d]``; returns ``[..., d]``.
-    Equal to ``F.linear(torch.cat([P.cos(), P.sin()], -1), A, c)`` with its gradients, computed
-    ``chunk`` rows at a time so the ``[N, 2m]`` features never exist whole (on the GMN's edge blocks
-    they are 8x the output's size, and writing them out dominated its input encoding).
-    """
-    if x.shape[-1] != freqs.shape[1] or weight.shape[1] != 2 * freqs.shape[0] or bias.shape != weight.shape[:1]:
-        raise ValueError(
-            f"need x [..., k], freqs [m, k], weight [d, 2m], bias [d]; got {tuple(x.shape)}, "
-            f"{tuple(freqs.shape)}, {tuple(weight.shape)}, {tuple(bias.shape)}"
-        )
-    flat = x.reshape(-1, x.shape[-1]).contiguous()
-    return _FourierLinear.apply(flat, freqs, weight, bias, chunk).view(*x.shape[:-1], weight.shape[0])
-
-
 def forward_degree_histogram(sizes: tuple[int, ...]) -> Tensor:
     """In-degree histogram of the forward (input-to-output) neuron graph of an MLP with widths ``sizes``.
 
@@ -133,22 +78,28 @@ def mean_log_degree(hist: Tensor) -> float:
     return float(((d + 1).log() * hist.double()).sum() / hist.sum())
 
 
-def aggregate(parts: list[tuple[Tensor, int]], n_nodes: int, like: Tensor) -> tuple[Tensor, int]:
-    """Mean, min, max and std of the messages of every part ``(m, dim)`` reduced along ``dim``,
-    concatenated on the feature axis ``[B, n, 4F]``, and the in-degree (the same for all nodes of a layer).
+Moments = tuple[Tensor, Tensor, Tensor, Tensor, int]
+
+
+def moments(m: Tensor, dim: int) -> Moments:
+    """Sum, sum of squares, min and max of messages ``m`` along ``dim``, and their number."""
+    return m.sum(dim), (m * m).sum(dim), m.amin(dim), m.amax(dim), m.shape[dim]
+
+
+def aggregate(parts: list[Moments], n_nodes: int, like: Tensor) -> tuple[Tensor, int]:
+    """Mean, min, max and std of the messages whose :func:`moments` are ``parts`` (one per edge block
+    a node receives from), concatenated on the feature axis ``[B, n, 4F]``, and the in-degree (the
+    same for all nodes of a layer).
 
     No incoming messages (an input neuron without reverse edges): zeros, degree 0 (as PyG).
     """
     B, Fd = like.shape[0], like.shape[-1]
     if not parts:
         return like.new_zeros(B, n_nodes, 4 * Fd), 0
-    deg = sum(m.shape[d] for m, d in parts)
-    s = sum(m.sum(d) for m, d in parts)
-    s2 = sum((m * m).sum(d) for m, d in parts)
-    mn = parts[0][0].amin(parts[0][1])
-    mx = parts[0][0].amax(parts[0][1])
-    for m, d in parts[1:]:
-        mn, mx = torch.minimum(mn, m.amin(d)), torch.maximum(mx, m.amax(d))
+    s, s2, mn, mx, deg = parts[0]
+    for p_s, p_s2, p_mn, p_mx, p_deg in parts[1:]:
+        s, s2, deg = s + p_s, s2 + p_s2, deg + p_deg
+        mn, mx = torch.minimum(mn, p_mn), torch.maximum(mx, p_mx)
     mean = s / deg
     var = s2 / deg - mean * mean
     std = var.clamp_min(_STD_FLOOR).sqrt()
@@ -167,20 +118,22 @@ class PNALayer(nn.Module):
         self.post = nn.Linear((len(AGGREGATORS) * len(SCALERS) + 1) * dim, dim)
         self.lin = nn.Linear(dim, dim)
 
-    def _messages(self, dst: Tensor, src: Tensor, e: Tensor, dst_rows: bool) -> Tensor:
-        """Messages of one edge block; ``dst`` / ``src`` are the pre-layer's per-node terms ``[B, n, F]``.
+    def _moments(self, dst: Tensor, src: Tensor, e: Tensor, dst_rows: bool) -> Moments:
+        """:func:`moments` of the messages of one edge block; ``dst`` / ``src`` are the pre-layer's
+        per-node terms ``[B, n, F]``.
 
         ``dst_rows``: the receiving nodes index the rows of the block (forward edges) or its columns.
-        The edge encoder's two halves (scale, shift) are applied as two maps, so each is a contiguous
-        block, and the message is one fused multiply-add on them.
+        Modulated messages go through :func:`~.pna_kernels.modulated_moments`, which never holds them whole.
         """
+        dim = 2 if dst_rows else 1
+        if self.modulate_edges:
+            rows, cols = (dst, src) if dst_rows else (src, dst)
+            enc = self.edge_encoder
+            return (*modulated_moments(e, rows, cols, enc.weight, enc.bias, dim), e.shape[dim])
         d = dst[:, :, None] if dst_rows else dst[:, None]
         s = src[:, None] if dst_rows else src[:, :, None]
-        if self.modulate_edges:
-            W, b, Fd = self.edge_encoder.weight, self.edge_encoder.bias, self.dim
-            return torch.addcmul(F.linear(e, W[Fd:], b[Fd:]), F.linear(e, W[:Fd], b[:Fd]), d + s)
         We = self.pre.weight[:, 2 * self.dim :]
-        return d + s + F.linear(self.edge_encoder(e), We)
+        return moments(d + s + F.linear(self.edge_encoder(e), We), dim)
 
     def forward(
         self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None, layers: list[int] | None = None
@@ -194,11 +147,11 @@ class PNALayer(nn.Module):
         L, out = len(ef), []
         for k in range(len(h)) if layers is None else layers:
             x = h[k]
-            parts: list[tuple[Tensor, int]] = []
+            parts: list[Moments] = []
             if k >= 1:  # forward edges (k-1, j) -> (k, i): rows of block k-1
-                parts.append((self._messages(dst[k], src[k - 1], ef[k - 1], True), 2))
+                parts.append(self._moments(dst[k], src[k - 1], ef[k - 1], True))
             if er is not None and k < L:  # reverse edges (k+1, i) -> (k, j): columns of block k
-                parts.append((self._messages(dst[k], src[k + 1], er[k], False), 1))
+                parts.append(self._moments(dst[k], src[k + 1], er[k], False))
             agg, deg = aggregate(parts, x.shape[1], x)
             amp = math.log(max(deg, 1) + 1) / self.avg_log_deg
             out.append(self.lin(self.post(torch.cat([x, agg, agg * amp], -1))))
@@ -213,19 +166,12 @@ class EdgeUpdate(nn.Module):
         self.lin_e, self.lin_s, self.lin_t, self.lin1 = (nn.Linear(dim, dim) for _ in range(4))
 
     def block(self, h: list[Tensor], e: Tensor, l: int, reverse: bool) -> Tensor:
-        """The new state of edge block ``l`` (``reverse``: the reversed edges ``(l+1, i) -> (l, j)``).
-
-        The node terms (and ``W_e``'s bias) are summed on the ``[B, n, 1, F]`` / ``[B, 1, n, F]`` shapes
-        first; ``W_e e`` is then added by the matrix product itself (``addmm``)."""
+        """The new state of edge block ``l`` (``reverse``: the reversed edges ``(l+1, i) -> (l, j)``),
+        by :func:`~.pna_kernels.edge_mlp` with the node terms (and ``W_e``'s bias) on the rows and columns."""
         src, dst = (h[l + 1], h[l]) if reverse else (h[l], h[l + 1])
-        s, t = self.lin_s(src), self.lin_t(dst)
-        node = (
-            s[:, :, None] + (t + self.lin_e.bias)[:, None]
-            if reverse
-            else (s + self.lin_e.bias)[:, None] + t[:, :, None]
-        )
-        a = torch.addmm(node.reshape(-1, e.shape[-1]), e.reshape(-1, e.shape[-1]), self.lin_e.weight.T)
-        return self.lin1(F.silu(a.view(e.shape)))
+        s, t = self.lin_s(src), self.lin_t(dst) + self.lin_e.bias
+        rows, cols = (s, t) if reverse else (t, s)
+        return edge_mlp(e, rows, cols, self.lin_e.weight, self.lin1.weight, self.lin1.bias)
 
     def forward(
         self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None
