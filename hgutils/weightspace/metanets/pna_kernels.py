@@ -4,8 +4,10 @@ On the neuron graph of an MLP the edge states of a block are ``[B, r, c, F]`` te
 (:mod:`.pna`), 2M numbers at notebook 02's shapes, and every elementwise pass over one is a trip
 through main memory. Each kernel here computes a per-edge expression and the few reductions the model
 needs from it a slice of the batch at a time, so the intermediates stay in cache, and its backward
-recomputes them slice by slice instead of keeping them. Inputs and results are those of the plain
-formula written in the docstring, gradients included (``tests/test_metanet_fastpaths.py``):
+walks the same slices. :func:`fourier_linear` recomputes its features there (8x the size of its
+output); the other two keep their two per-edge intermediates of each slice, which costs less than
+recomputing them through the matrix products. Inputs and results are those of the plain formula
+written in the docstring, gradients included (``tests/test_metanet_fastpaths.py``):
 
 * :func:`fourier_linear` -- :math:`[\cos x\Phi^\top, \sin x\Phi^\top]\,A^\top + c`;
 * :func:`modulated_moments` -- sum, sum of squares, min and max over one axis of the PNA messages
@@ -98,14 +100,17 @@ class _ModulatedMoments(torch.autograd.Function):
         B, r, c, Fd = e.shape
         n = r if dim == 2 else c
         s1, s2, mn, mx = (e.new_empty(B, n, Fd) for _ in range(4))
+        ctx.kept = []
         for i, j in _slices(B, r * c):
             ec = e[i:j].reshape(-1, Fd)
-            m = torch.addmm(b_shift, ec, w_shift.T).view(j - i, r, c, Fd)
-            m.addcmul_(torch.addmm(b_scale, ec, w_scale.T).view_as(m), _node_sum(rows[i:j], cols[i:j]))
+            scale = torch.addmm(b_scale, ec, w_scale.T).view(j - i, r, c, Fd)
+            m = torch.addmm(b_shift, ec, w_shift.T).view_as(scale)
+            m.addcmul_(scale, _node_sum(rows[i:j], cols[i:j]))
             torch.sum(m, dim, out=s1[i:j])
             torch.amin(m, dim, out=mn[i:j])
             torch.amax(m, dim, out=mx[i:j])
-            torch.sum(m.square_(), dim, out=s2[i:j])
+            torch.sum(m * m, dim, out=s2[i:j])
+            ctx.kept.append((scale, m))
         ctx.save_for_backward(e, rows, cols, w_scale, b_scale, w_shift, b_shift, mn, mx)
         ctx.dim = dim
         return s1, s2, mn, mx
@@ -117,15 +122,14 @@ class _ModulatedMoments(torch.autograd.Function):
         ge, grows, gcols = torch.empty_like(e), torch.empty_like(rows), torch.empty_like(cols)
         gw_scale, gw_shift = torch.zeros_like(w_scale), torch.zeros_like(w_shift)
         gb_scale, gb_shift = torch.zeros_like(b_scale), torch.zeros_like(b_shift)
-        for i, j in _slices(B, r * c):
+        for (i, j), (scale, m) in zip(_slices(B, r * c), ctx.kept):
             ec = e[i:j].reshape(-1, Fd)
-            scale = torch.addmm(b_scale, ec, w_scale.T).view(j - i, r, c, Fd)
             t = _node_sum(rows[i:j], cols[i:j])
-            m = torch.addmm(b_shift, ec, w_shift.T).view_as(scale).addcmul_(scale, t)
             gm = torch.addcmul(g1[i:j].unsqueeze(dim), m, 2 * g2[i:j].unsqueeze(dim))
-            for ext, g, side in ((mn, gmin, -1.0), (mx, gmax, 1.0)):  # as amin / amax: shared by the ties
-                # 1 where m attains the extreme, else 0: sign(m - ext) is 0 there and -side elsewhere
-                hit = torch.sub(m, ext[i:j].unsqueeze(dim)).sign_().mul_(side).add_(1.0)
+            for lo, hi, g in ((mn[i:j].unsqueeze(dim), m, gmin), (m, mx[i:j].unsqueeze(dim), gmax)):
+                # as amin / amax, shared by the ties: lo <= hi, so sign(lo - hi) + 1 is 1 where m attains
+                # the extreme and 0 elsewhere (a float mask: comparisons to bool are slower here)
+                hit = torch.sub(lo, hi).sign_().add_(1.0)
                 gm.addcmul_(hit, (g[i:j] / hit.sum(dim)).unsqueeze(dim))
             gt = gm * scale
             torch.sum(gt, 2, out=grows[i:j])
@@ -168,9 +172,12 @@ class _EdgeMLP(torch.autograd.Function):
     def forward(ctx, e, rows, cols, w_e, w_1, b_1):  # type: ignore[override]
         B, r, c, Fd = e.shape
         out = e.new_empty(B, r, c, w_1.shape[0])
+        ctx.kept = []
         for i, j in _slices(B, r * c):
             a = _node_sum(rows[i:j], cols[i:j]).view(-1, Fd).addmm_(e[i:j].reshape(-1, Fd), w_e.T)
-            torch.addmm(b_1, F.silu(a), w_1.T, out=out[i:j].view(-1, w_1.shape[0]))
+            act = F.silu(a)
+            torch.addmm(b_1, act, w_1.T, out=out[i:j].view(-1, w_1.shape[0]))
+            ctx.kept.append((a, act))
         ctx.save_for_backward(e, rows, cols, w_e, w_1)
         return out
 
@@ -181,10 +188,9 @@ class _EdgeMLP(torch.autograd.Function):
         ge, grows, gcols = torch.empty_like(e), torch.empty_like(rows), torch.empty_like(cols)
         gw_e, gw_1 = torch.zeros_like(w_e), torch.zeros_like(w_1)
         g2 = g.reshape(-1, g.shape[-1])
-        for i, j in _slices(B, r * c):
+        for (i, j), (a, act) in zip(_slices(B, r * c), ctx.kept):
             ec, gc = e[i:j].reshape(-1, Fd), g2[i * r * c : j * r * c]
-            a = _node_sum(rows[i:j], cols[i:j]).view(-1, Fd).addmm_(ec, w_e.T)
-            gw_1.addmm_(gc.T, F.silu(a))
+            gw_1.addmm_(gc.T, act)
             ga = torch.ops.aten.silu_backward(gc @ w_1, a)
             torch.mm(ga, w_e, out=ge[i:j].view(-1, Fd))
             gw_e.addmm_(ga.T, ec)
