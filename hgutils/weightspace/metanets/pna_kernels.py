@@ -4,10 +4,11 @@ On the neuron graph of an MLP the edge states of a block are ``[B, r, c, F]`` te
 (:mod:`.pna`), 2M numbers at notebook 02's shapes, and every elementwise pass over one is a trip
 through main memory. Each kernel here computes a per-edge expression and the few reductions the model
 needs from it a slice of the batch at a time, so the intermediates stay in cache, and its backward
-walks the same slices. :func:`fourier_linear` recomputes its features there (8x the size of its
-output); the other two keep their two per-edge intermediates of each slice, which costs less than
-recomputing them through the matrix products. Inputs and results are those of the plain formula
-written in the docstring, gradients included (``tests/test_metanet_fastpaths.py``):
+walks the same slices with the intermediates each forward slice kept (small tensors, so the
+allocator reuses their memory from step to step where one whole-block tensor would be fresh pages
+each time; keeping them costs less than recomputing the sines and the matrix products). Inputs and
+results are those of the plain formula written in the docstring, gradients included
+(``tests/test_metanet_fastpaths.py``):
 
 * :func:`fourier_linear` -- :math:`[\cos x\Phi^\top, \sin x\Phi^\top]\,A^\top + c`;
 * :func:`modulated_moments` -- sum, sum of squares, min and max over one axis of the PNA messages
@@ -23,7 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-#: edges per slice (8 networks of 02's 32 x 32 block): fastest of 256 to 65,536 on the 02-medium step
+#: edges per slice (8 networks of 02's 32 x 32 blocks): between the two fastest, 4,096 and 16,384, of
+#: 256 to 65,536 in a timing of the kernels on a 64 x 32 x 32 x 32 block
 SLICE_EDGES = 8192
 
 
@@ -33,17 +35,19 @@ def _slices(n_batch: int, per_item: int) -> list[tuple[int, int]]:
 
 
 class _FourierLinear(torch.autograd.Function):
-    """``[cos P, sin P] A^T + c`` with ``P = x Phi^T``, in row chunks that stay in cache; the backward
-    recomputes each chunk's features instead of keeping the ``[N, 2m]`` matrix."""
+    """``[cos P, sin P] A^T + c`` with ``P = x Phi^T``, in row chunks that stay in cache; each chunk's
+    features are kept for the backward."""
 
     @staticmethod
     def forward(ctx, x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk: int) -> Tensor:  # type: ignore[override]
         ctx.save_for_backward(x, freqs, weight)
-        ctx.chunk = chunk
+        ctx.chunk, ctx.kept = chunk, []
         out = x.new_empty(x.shape[0], weight.shape[0])
         for i in range(0, x.shape[0], chunk):
             p = x[i : i + chunk] @ freqs.T
-            torch.addmm(bias, torch.cat([p.cos(), p.sin()], -1), weight.T, out=out[i : i + chunk])
+            phi = torch.cat([p.cos(), p.sin()], -1)
+            torch.addmm(bias, phi, weight.T, out=out[i : i + chunk])
+            ctx.kept.append(phi)
         return out
 
     @staticmethod
@@ -54,12 +58,11 @@ class _FourierLinear(torch.autograd.Function):
         gw = torch.zeros_like(weight) if need_w else None
         gx = torch.empty_like(x) if need_x else None
         gf = torch.zeros_like(freqs) if need_f else None
-        for i in range(0, x.shape[0], ctx.chunk):
+        for i, phi in zip(range(0, x.shape[0], ctx.chunk), ctx.kept):
             xc, gc = x[i : i + ctx.chunk], g[i : i + ctx.chunk]
-            p = xc @ freqs.T
-            cos, sin = p.cos(), p.sin()
+            cos, sin = phi[:, :m], phi[:, m:]
             if gw is not None:
-                gw.addmm_(gc.T, torch.cat([cos, sin], -1))
+                gw.addmm_(gc.T, phi)
             if gx is not None or gf is not None:
                 gphi = gc @ weight  # d/dP of [cos P, sin P] A^T: -sin P (g A_cos) + cos P (g A_sin)
                 gp = cos * gphi[:, m:] - sin * gphi[:, :m]
@@ -77,8 +80,8 @@ def fourier_linear(x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk
     ``x [..., k]``, ``freqs`` :math:`\Phi` ``[m, k]`` (angular: :class:`GaussianFourierFeatures` is
     :math:`\Phi = 2\pi B`), ``weight`` :math:`A` ``[d, 2m]``, ``bias`` ``[d]``; returns ``[..., d]``.
     Equal to ``F.linear(torch.cat([P.cos(), P.sin()], -1), A, c)`` with its gradients, computed
-    ``chunk`` rows at a time so the ``[N, 2m]`` features never exist whole (on the GMN's edge blocks
-    they are 8x the output's size, and writing them out dominated its input encoding).
+    ``chunk`` rows at a time (on the GMN's edge blocks the features are 8x the output's size, and
+    building them as whole tensors dominated its input encoding).
     """
     if x.shape[-1] != freqs.shape[1] or weight.shape[1] != 2 * freqs.shape[0] or bias.shape != weight.shape[:1]:
         raise ValueError(
