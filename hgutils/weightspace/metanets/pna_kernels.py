@@ -35,19 +35,20 @@ def _slices(n_batch: int, per_item: int) -> list[tuple[int, int]]:
 
 
 class _FourierLinear(torch.autograd.Function):
-    """``[cos P, sin P] A^T + c`` with ``P = x Phi^T``, in row chunks that stay in cache; each chunk's
-    features are kept for the backward."""
+    """``cos P A_cos^T + sin P A_sin^T + c`` with ``P = x Phi^T`` (the two halves of ``A`` apart, so the
+    features are never concatenated), in row chunks that stay in cache; each chunk's features are kept
+    for the backward."""
 
     @staticmethod
     def forward(ctx, x: Tensor, freqs: Tensor, weight: Tensor, bias: Tensor, chunk: int) -> Tensor:  # type: ignore[override]
         ctx.save_for_backward(x, freqs, weight)
         ctx.chunk, ctx.kept = chunk, []
-        out = x.new_empty(x.shape[0], weight.shape[0])
+        out, m = x.new_empty(x.shape[0], weight.shape[0]), freqs.shape[0]
         for i in range(0, x.shape[0], chunk):
             p = x[i : i + chunk] @ freqs.T
-            phi = torch.cat([p.cos(), p.sin()], -1)
-            torch.addmm(bias, phi, weight.T, out=out[i : i + chunk])
-            ctx.kept.append(phi)
+            cos, sin = p.cos(), p.sin()
+            torch.addmm(bias, cos, weight[:, :m].T, out=out[i : i + chunk]).addmm_(sin, weight[:, m:].T)
+            ctx.kept.append((cos, sin))
         return out
 
     @staticmethod
@@ -58,11 +59,11 @@ class _FourierLinear(torch.autograd.Function):
         gw = torch.zeros_like(weight) if need_w else None
         gx = torch.empty_like(x) if need_x else None
         gf = torch.zeros_like(freqs) if need_f else None
-        for i, phi in zip(range(0, x.shape[0], ctx.chunk), ctx.kept):
+        for i, (cos, sin) in zip(range(0, x.shape[0], ctx.chunk), ctx.kept):
             xc, gc = x[i : i + ctx.chunk], g[i : i + ctx.chunk]
-            cos, sin = phi[:, :m], phi[:, m:]
             if gw is not None:
-                gw.addmm_(gc.T, phi)
+                gw[:, :m].addmm_(gc.T, cos)
+                gw[:, m:].addmm_(gc.T, sin)
             if gx is not None or gf is not None:
                 gphi = gc @ weight  # d/dP of [cos P, sin P] A^T: -sin P (g A_cos) + cos P (g A_sin)
                 gp = cos * gphi[:, m:] - sin * gphi[:, :m]
