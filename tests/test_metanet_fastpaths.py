@@ -227,3 +227,13 @@ def test_edge_mlp_equals_the_plain_formula_and_passes_gradcheck(slice_edges, mon
     assert torch.autograd.gradcheck(edge_mlp, (e, rows, cols, w_e, w_1, b_1))
     with pytest.raises(ValueError, match="rows"):
         edge_mlp(e, cols, rows, w_e, w_1, b_1)
+
+
+def test_kernels_refuse_a_second_derivative():
+    e, rows, cols = _block_inputs(9)
+    w = torch.randn(6, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(modulated_moments(e, rows, cols, w, b, 2)[0].sum(), w, create_graph=True)
+    assert not g.requires_grad  # no silent, wrong second-order graph through the kept slices
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        g.sum().backward()

@@ -123,7 +123,7 @@ class PNALayer(nn.Module):
         per-node terms ``[B, n, F]``.
 
         ``dst_rows``: the receiving nodes index the rows of the block (forward edges) or its columns.
-        Modulated messages go through :func:`~.pna_kernels.modulated_moments`, which never holds them whole.
+        Modulated messages go through :func:`~.pna_kernels.modulated_moments`, a slice of the batch at a time.
         """
         dim = 2 if dst_rows else 1
         if self.modulate_edges:

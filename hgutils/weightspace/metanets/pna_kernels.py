@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 #: edges per slice (8 networks of 02's 32 x 32 blocks): between the two fastest, 4,096 and 16,384, of
 #: 256 to 65,536 in a timing of the kernels on a 64 x 32 x 32 x 32 block
@@ -52,6 +53,7 @@ class _FourierLinear(torch.autograd.Function):
         return out
 
     @staticmethod
+    @once_differentiable  # the kept slices carry no graph: a second derivative would be wrong
     def backward(ctx, g: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         x, freqs, weight = ctx.saved_tensors
         need_x, need_f, need_w, need_b, _ = ctx.needs_input_grad
@@ -120,6 +122,7 @@ class _ModulatedMoments(torch.autograd.Function):
         return s1, s2, mn, mx
 
     @staticmethod
+    @once_differentiable  # the kept slices carry no graph: a second derivative would be wrong
     def backward(ctx, g1, g2, gmin, gmax):  # type: ignore[override]
         e, rows, cols, w_scale, b_scale, w_shift, b_shift, mn, mx = ctx.saved_tensors
         dim, (B, r, c, Fd) = ctx.dim, e.shape
@@ -182,14 +185,16 @@ class _EdgeMLP(torch.autograd.Function):
             act = F.silu(a)
             torch.addmm(b_1, act, w_1.T, out=out[i:j].view(-1, w_1.shape[0]))
             ctx.kept.append((a, act))
-        ctx.save_for_backward(e, rows, cols, w_e, w_1)
+        ctx.save_for_backward(e, w_e, w_1)
+        ctx.node_shapes = rows.shape, cols.shape
         return out
 
     @staticmethod
+    @once_differentiable  # the kept slices carry no graph: a second derivative would be wrong
     def backward(ctx, g):  # type: ignore[override]
-        e, rows, cols, w_e, w_1 = ctx.saved_tensors
+        e, w_e, w_1 = ctx.saved_tensors
         B, r, c, Fd = e.shape
-        ge, grows, gcols = torch.empty_like(e), torch.empty_like(rows), torch.empty_like(cols)
+        ge, grows, gcols = torch.empty_like(e), e.new_empty(ctx.node_shapes[0]), e.new_empty(ctx.node_shapes[1])
         gw_e, gw_1 = torch.zeros_like(w_e), torch.zeros_like(w_1)
         g2 = g.reshape(-1, g.shape[-1])
         for (i, j), (a, act) in zip(_slices(B, r * c), ctx.kept):
