@@ -33,6 +33,7 @@ readouts read fixed positions (output neurons) or means, so the model is invaria
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import torch
@@ -50,6 +51,7 @@ from hgutils.weightspace.metanets.pna import (
     forward_degree_histogram,
     mean_log_degree,
 )
+from hgutils.weightspace.metanets.pna_kernels import fourier_linear
 from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
 
 READOUTS: tuple[str, ...] = ("output", "per_layer", "mean")
@@ -136,39 +138,68 @@ class GMN(MetaNet):
             return self.pos[n_in + L - 1 :]
         return self.pos[n_in + k - 1].expand(n, -1)
 
+    def _input_map(self, proj: nn.Module, lin_in: nn.Linear, x: Tensor, parts: tuple[int, ...] | None = None) -> Tensor:
+        """``lin_in(proj(x'))``, the input encoding, where ``x' = x`` or, with ``parts``, ``x'`` holds ``x`` in
+        those ``T``-wide slots of the edge input and zeros elsewhere (``(0, 2)``: ``[w, 0, w]``; ``(1, 2)``:
+        ``[0, w, w]``). The zero slots are dropped by summing the matching columns of the first map, and
+        the two linear maps after the Fourier features are applied as their product (:func:`~.pna.fourier_linear`)."""
+        T = x.shape[-1]
+
+        def cols(M: Tensor) -> Tensor:
+            return M if parts is None else sum(M[:, p * T : (p + 1) * T] for p in parts)
+
+        if isinstance(proj, nn.Linear):
+            return lin_in(F.linear(x, cols(proj.weight), proj.bias))
+        rff, lin = proj
+        weight = lin_in.weight @ lin.weight
+        bias = F.linear(lin.bias, lin_in.weight, lin_in.bias)
+        return fourier_linear(x, 2 * math.pi * cols(rff.B).to(x.dtype), weight, bias)
+
     def encode_inputs(self, batch: WeightData) -> tuple[list[Tensor], list[Tensor], list[Tensor] | None]:
         """Initial node states ``h[k] [B, d_k, d]`` and edge states ``ef[l]`` (``er[l]``) ``[B, d_{l+1}, d_l, d]``."""
         B = len(batch)
         Ws = [W.permute(0, 2, 3, 1) for W in batch.weights]  # [B, out, in, T]
         bias = [batch.weights[0].new_zeros(B, self.sizes[0], self.n_snapshots)]
         bias += [b.permute(0, 2, 1) for b in batch.biases]  # [B, d_k, T]
-        h = [self.node_in(self.node_proj(x)) for x in bias]
+        h = [self._input_map(self.node_proj, self.node_in, x) for x in bias]
         if self.pos_embed_on:
             h = [x + self._positions(k, x.shape[1]) for k, x in enumerate(h)]
         if not self.reverse_edges:
-            return h, [self.edge_in(self.edge_proj(w)) for w in Ws], None
-        zero = [torch.zeros_like(w) for w in Ws]
-        ef = [self.edge_in(self.edge_proj(torch.cat([w, z, w], -1))) for w, z in zip(Ws, zero)]
-        er = [self.edge_in(self.edge_proj(torch.cat([z, w, w], -1))) for w, z in zip(Ws, zero)]
+            return h, [self._input_map(self.edge_proj, self.edge_in, w) for w in Ws], None
+        ef = [self._input_map(self.edge_proj, self.edge_in, w, (0, 2)) for w in Ws]
+        er = [self._input_map(self.edge_proj, self.edge_in, w, (1, 2)) for w in Ws]
+        return h, ef, er
+
+    def _before_last_layer(self, batch: WeightData) -> tuple[list[Tensor], list[Tensor], list[Tensor] | None]:
+        """Node states entering the last PNA layer, and the edge states before the last edge update."""
+        h, ef, er = self.encode_inputs(batch)
+        for i, conv in enumerate(self.convs[:-1]):
+            if i > 0 and self.edge_mlps is not None:
+                ef, er = self.edge_mlps[i - 1](h, ef, er)
+            h = [F.dropout(F.silu(x), self.dropout, self.training) for x in self.norms[i](conv(h, ef, er))]
         return h, ef, er
 
     def node_states(self, batch: WeightData) -> tuple[list[Tensor], list[Tensor], list[Tensor] | None]:
         """Node and edge states after the last PNA layer (the edges after the last edge update)."""
-        h, ef, er = self.encode_inputs(batch)
-        for i, conv in enumerate(self.convs):
-            h = conv(h, ef, er)
-            if i == len(self.convs) - 1:
-                break
-            h = [F.dropout(F.silu(x), self.dropout, self.training) for x in self.norms[i](h)]
-            if self.edge_mlps is not None:
-                ef, er = self.edge_mlps[i](h, ef, er)
-        return h, ef, er
+        h, ef, er = self._before_last_layer(batch)
+        if len(self.convs) > 1 and self.edge_mlps is not None:
+            ef, er = self.edge_mlps[-1](h, ef, er)
+        return self.convs[-1](h, ef, er), ef, er
+
+    def output_states(self, batch: WeightData) -> Tensor:
+        """The output neurons' states after the last PNA layer, ``node_states(batch)[0][-1]``, computing
+        only what they read: the last layer updates the output neurons alone, from the last forward
+        block, so the last edge update renews that block alone."""
+        h, ef, er = self._before_last_layer(batch)
+        if len(self.convs) > 1 and self.edge_mlps is not None:
+            ef = [*ef[:-1], self.edge_mlps[-1].block(h, ef[-1], len(ef) - 1, reverse=False)]
+        return self.convs[-1](h, ef, er, layers=[len(h) - 1])[0]
 
     def pooled(self, batch: WeightData) -> Tensor:
         """The readout vector before the MLP (``readout``; module docstring)."""
-        h, ef, er = self.node_states(batch)
         if self.readout == "output":
-            return h[-1].flatten(1)
+            return self.output_states(batch).flatten(1)
+        h, ef, er = self.node_states(batch)
         if self.readout == "per_layer":
             return torch.cat([x.mean(1) for x in h], -1)
         edges = ef + (er or [])

@@ -34,6 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from hgutils.weightspace.metanets.pna_kernels import edge_mlp, modulated_moments
+
 AGGREGATORS: tuple[str, ...] = ("mean", "min", "max", "std")
 SCALERS: tuple[str, ...] = ("identity", "amplification")
 NORMS: tuple[str, ...] = ("batch", "graph", "node", "none")
@@ -76,22 +78,28 @@ def mean_log_degree(hist: Tensor) -> float:
     return float(((d + 1).log() * hist.double()).sum() / hist.sum())
 
 
-def aggregate(parts: list[tuple[Tensor, int]], n_nodes: int, like: Tensor) -> tuple[Tensor, int]:
-    """Mean, min, max and std of the messages of every part ``(m, dim)`` reduced along ``dim``,
-    concatenated on the feature axis ``[B, n, 4F]``, and the in-degree (the same for all nodes of a layer).
+Moments = tuple[Tensor, Tensor, Tensor, Tensor, int]
+
+
+def moments(m: Tensor, dim: int) -> Moments:
+    """Sum, sum of squares, min and max of messages ``m`` along ``dim``, and their number."""
+    return m.sum(dim), (m * m).sum(dim), m.amin(dim), m.amax(dim), m.shape[dim]
+
+
+def aggregate(parts: list[Moments], n_nodes: int, like: Tensor) -> tuple[Tensor, int]:
+    """Mean, min, max and std of the messages whose :func:`moments` are ``parts`` (one per edge block
+    a node receives from), concatenated on the feature axis ``[B, n, 4F]``, and the in-degree (the
+    same for all nodes of a layer).
 
     No incoming messages (an input neuron without reverse edges): zeros, degree 0 (as PyG).
     """
     B, Fd = like.shape[0], like.shape[-1]
     if not parts:
         return like.new_zeros(B, n_nodes, 4 * Fd), 0
-    deg = sum(m.shape[d] for m, d in parts)
-    s = sum(m.sum(d) for m, d in parts)
-    s2 = sum((m * m).sum(d) for m, d in parts)
-    mn = parts[0][0].amin(parts[0][1])
-    mx = parts[0][0].amax(parts[0][1])
-    for m, d in parts[1:]:
-        mn, mx = torch.minimum(mn, m.amin(d)), torch.maximum(mx, m.amax(d))
+    s, s2, mn, mx, deg = parts[0]
+    for p_s, p_s2, p_mn, p_mx, p_deg in parts[1:]:
+        s, s2, deg = s + p_s, s2 + p_s2, deg + p_deg
+        mn, mx = torch.minimum(mn, p_mn), torch.maximum(mx, p_mx)
     mean = s / deg
     var = s2 / deg - mean * mean
     std = var.clamp_min(_STD_FLOOR).sqrt()
@@ -110,31 +118,40 @@ class PNALayer(nn.Module):
         self.post = nn.Linear((len(AGGREGATORS) * len(SCALERS) + 1) * dim, dim)
         self.lin = nn.Linear(dim, dim)
 
-    def _messages(self, dst: Tensor, src: Tensor, e: Tensor, dst_rows: bool) -> Tensor:
-        """Messages of one edge block; ``dst`` / ``src`` are the pre-layer's per-node terms ``[B, n, F]``.
+    def _moments(self, dst: Tensor, src: Tensor, e: Tensor, dst_rows: bool) -> Moments:
+        """:func:`moments` of the messages of one edge block; ``dst`` / ``src`` are the pre-layer's
+        per-node terms ``[B, n, F]``.
 
         ``dst_rows``: the receiving nodes index the rows of the block (forward edges) or its columns.
+        Modulated messages go through :func:`~.pna_kernels.modulated_moments`, a slice of the batch at a time.
         """
+        dim = 2 if dst_rows else 1
+        if self.modulate_edges:
+            rows, cols = (dst, src) if dst_rows else (src, dst)
+            enc = self.edge_encoder
+            return (*modulated_moments(e, rows, cols, enc.weight, enc.bias, dim), e.shape[dim])
         d = dst[:, :, None] if dst_rows else dst[:, None]
         s = src[:, None] if dst_rows else src[:, :, None]
-        if self.modulate_edges:
-            scale, shift = self.edge_encoder(e).chunk(2, -1)
-            return scale * (d + s) + shift
         We = self.pre.weight[:, 2 * self.dim :]
-        return d + s + F.linear(self.edge_encoder(e), We)
+        return moments(d + s + F.linear(self.edge_encoder(e), We), dim)
 
-    def forward(self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None) -> list[Tensor]:
+    def forward(
+        self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None, layers: list[int] | None = None
+    ) -> list[Tensor]:
+        """The new states of the node layers ``layers`` (default: all), in that order. A layer ``k``
+        reads the forward block ``ef[k-1]`` and the reverse block ``er[k]`` only."""
         Fd = self.dim
         Wd, Ws = self.pre.weight[:, :Fd], self.pre.weight[:, Fd : 2 * Fd]
         dst = [F.linear(x, Wd) for x in h]
         src = [F.linear(x, Ws, self.pre.bias) for x in h]
         L, out = len(ef), []
-        for k, x in enumerate(h):
-            parts: list[tuple[Tensor, int]] = []
+        for k in range(len(h)) if layers is None else layers:
+            x = h[k]
+            parts: list[Moments] = []
             if k >= 1:  # forward edges (k-1, j) -> (k, i): rows of block k-1
-                parts.append((self._messages(dst[k], src[k - 1], ef[k - 1], True), 2))
+                parts.append(self._moments(dst[k], src[k - 1], ef[k - 1], True))
             if er is not None and k < L:  # reverse edges (k+1, i) -> (k, j): columns of block k
-                parts.append((self._messages(dst[k], src[k + 1], er[k], False), 1))
+                parts.append(self._moments(dst[k], src[k + 1], er[k], False))
             agg, deg = aggregate(parts, x.shape[1], x)
             amp = math.log(max(deg, 1) + 1) / self.avg_log_deg
             out.append(self.lin(self.post(torch.cat([x, agg, agg * amp], -1))))
@@ -148,16 +165,19 @@ class EdgeUpdate(nn.Module):
         super().__init__()
         self.lin_e, self.lin_s, self.lin_t, self.lin1 = (nn.Linear(dim, dim) for _ in range(4))
 
+    def block(self, h: list[Tensor], e: Tensor, l: int, reverse: bool) -> Tensor:
+        """The new state of edge block ``l`` (``reverse``: the reversed edges ``(l+1, i) -> (l, j)``),
+        by :func:`~.pna_kernels.edge_mlp` with the node terms (and ``W_e``'s bias) on the rows and columns."""
+        src, dst = (h[l + 1], h[l]) if reverse else (h[l], h[l + 1])
+        s, t = self.lin_s(src), self.lin_t(dst) + self.lin_e.bias
+        rows, cols = (s, t) if reverse else (t, s)
+        return edge_mlp(e, rows, cols, self.lin_e.weight, self.lin1.weight, self.lin1.bias)
+
     def forward(
         self, h: list[Tensor], ef: list[Tensor], er: list[Tensor] | None
     ) -> tuple[list[Tensor], list[Tensor] | None]:
-        s = [self.lin_s(x) for x in h]
-        t = [self.lin_t(x) for x in h]
-        ef_new = [self.lin1(F.silu(self.lin_e(e) + s[l][:, None] + t[l + 1][:, :, None])) for l, e in enumerate(ef)]
-        if er is None:
-            return ef_new, None
-        er_new = [self.lin1(F.silu(self.lin_e(e) + s[l + 1][:, :, None] + t[l][:, None])) for l, e in enumerate(er)]
-        return ef_new, er_new
+        ef_new = [self.block(h, e, l, False) for l, e in enumerate(ef)]
+        return ef_new, None if er is None else [self.block(h, e, l, True) for l, e in enumerate(er)]
 
 
 class NodeNorm(nn.Module):
