@@ -446,7 +446,10 @@ def einstein_midpoint(
         and the last axis): one curvature per set of points (the reduction rule of
         :mod:`hgutils.manifolds`).
 
-    Returns ``p``'s shape without ``dim`` (``[..., n]``).
+    Returns
+    -------
+    Tensor
+        ``p``'s shape without ``dim`` (``[..., n]``).
     """
     _check_vec("p", p)
     if p.dim() < 2:
@@ -508,7 +511,10 @@ def einstein_midpoint_scatter(
     c : a number, a one-element tensor, or a ``[num_nodes]`` tensor (one curvature per node: the
         output batch shape, as for :func:`einstein_midpoint`; an edge uses its target node's ``c``).
 
-    Returns ``[num_nodes, n]``.
+    Returns
+    -------
+    Tensor
+        ``[num_nodes, n]``.
     """
     _check_vec("p_src", p_src)
     if p_src.dim() != 2:
