@@ -98,7 +98,15 @@ def _stage_mathjax(app) -> None:  # noqa: ANN001 - sphinx's Sphinx object
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax2_config = {
     "HTML-CSS": {"availableFonts": ["STIX-Web"], "preferredFont": "STIX-Web", "webFont": "STIX-Web"},
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
+    # MyST marks its pages' sections mathjax_ignore and its formulas class "math" (the MathJax 3 options Sphinx
+    # writes say the same); MathJax 2 needs them as tex2jax classes
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processEscapes": True,
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+    },
 }
 
 # ------------------------------------------------------------------ HTML
