@@ -37,7 +37,7 @@ LAB_ARGS ?=
 DRYRUN_OUT ?= results/runs/paper_dryrun
 
 # Development copies of CIFAR-10 / TEB (../shared/data) are used by `make reproduce` when present;
-# an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
+# an explicit HGUTILS_DATA wins. The product never requires them (see docs/data.md).
 HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
 .PHONY: reproduce test unit nbval lint claims venv clean-results lab sync torch-cuda dryrun docs
