@@ -54,3 +54,10 @@ def test_readme_states_the_measured_total_medium_time():
     assert f"({'`COST_MINUTES`'} in each notebook's preset: {listed} minutes)" in README, (
         f"README's per-notebook medium times should read: {listed}"
     )
+
+
+def test_readme_is_a_landing_page():
+    lines = README.splitlines()
+    assert len(lines) <= 200, f"the README is {len(lines)} lines; the manual belongs in docs/"
+    longest = max(len(ln) for ln in lines if not ln.startswith(("| [", "@", "[![")))
+    assert longest <= 200, f"a README line of {longest} characters outside the generated tables and citations"
