@@ -24,7 +24,7 @@ Implementation choice (geoopt or our own)
 -----------------------------------------
 Every operation geoopt also has is measured against it by ``benchmarks/manifolds.py`` (forward +
 backward, float32, one thread) and is written here only because ours measured faster there (the
-benchmark prints the ratios; the README quotes them). Most fold every per-point scalar into
+benchmark prints the ratios; docs/performance.md quotes them). Most fold every per-point scalar into
 *one* coefficient on the ``[..., 1]`` norms before touching the ``[..., n]`` tensor, which saves
 full-width multiplications and divisions in the forward and the backward pass. ``lambda_x`` and
 ``transp0`` are the same expressions as geoopt's, but geoopt's TorchScript entry point measured
