@@ -71,6 +71,24 @@ def _published_links(app, docname: str, source: list[str]) -> None:  # noqa: ANN
         source[0] = source[0].replace("](../results/medium/", "](notebooks/")
 
 
+_MODULE = re.compile(r"(?<![`{])`(hgutils(?:\.[a-z_0-9]+)+)`")
+
+
+def _api_links(app, docname: str, source: list[str]) -> None:  # noqa: ANN001 - sphinx's Sphinx object
+    """On the site, a module named in a page as ```hgutils.x.y``` links its API reference page."""
+    if docname.startswith(("api/", "notebooks/")):
+        return
+
+    def link(m: re.Match) -> str:
+        try:
+            is_module = importlib.util.find_spec(m.group(1)) is not None
+        except (ImportError, ValueError):  # a function or class named in full, or no such module
+            is_module = False
+        return f"{{py:mod}}`{m.group(1)}`" if is_module else m.group(0)
+
+    source[0] = _MODULE.sub(link, source[0])
+
+
 _copy_notebooks()
 
 # ------------------------------------------------------------------ API reference
@@ -119,3 +137,4 @@ templates_path = ["_templates"]
 def setup(app) -> None:  # noqa: ANN001
     app.connect("builder-inited", _stage_mathjax)
     app.connect("source-read", _published_links)
+    app.connect("source-read", _api_links)
