@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -134,9 +135,11 @@ def browse(site: Path, pages: tuple[str, ...], wait_ms: int = 30_000) -> dict:
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/__harness__.html"
-        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-        cmd += ["--no-first-run", f"--virtual-time-budget={len(pages) * wait_ms + 15_000}", "--dump-dom", url]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        with tempfile.TemporaryDirectory() as profile:  # a fresh profile: no state, no lock shared with others
+            cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+            cmd += ["--no-first-run", f"--user-data-dir={profile}", "--dump-dom", url]
+            cmd += [f"--virtual-time-budget={len(pages) * wait_ms + 15_000}"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     finally:
         server.shutdown()
         server.server_close()
