@@ -15,6 +15,8 @@
 #   make lab                       JupyterLab on notebooks/ with the .venv kernel (LAB_ARGS="--no-browser ...")
 #   make sync                      after editing or executing notebooks: clean stored outputs and metadata,
 #                                  refresh the Binder/medium-run links, regenerate the jupytext .py twins
+#   make docs                      the documentation site in docs/_build/html (Sphinx, offline, warnings are
+#                                  errors): docs/ pages, the published medium notebooks, the API reference
 #
 # torch is installed first, alone, so that geoopt's dependency on torch does not pull a CUDA build.
 # TORCH_SPEC / TORCH_PIP_ARGS choose the build (e.g. TORCH_PIP_ARGS="--index-url
@@ -35,10 +37,10 @@ LAB_ARGS ?=
 DRYRUN_OUT ?= results/runs/paper_dryrun
 
 # Development copies of CIFAR-10 / TEB (../shared/data) are used by `make reproduce` when present;
-# an explicit HGUTILS_DATA wins. The product never requires them (see README, "Data").
+# an explicit HGUTILS_DATA wins. The product never requires them (see docs/data.md).
 HGUTILS_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync torch-cuda dryrun
+.PHONY: reproduce test unit nbval lint claims venv clean-results lab sync torch-cuda dryrun docs
 
 venv: $(STAMP)
 
@@ -47,6 +49,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[docs]"
 	touch $(STAMP)
 
 reproduce: $(STAMP)
@@ -84,6 +87,13 @@ nbval: $(STAMP)
 	else echo "no notebooks to check"; fi
 
 test: lint unit nbval
+
+# the site from scratch (autosummary pages and the notebook copies are regenerated); tests/test_docs_site.py
+# builds it the same way and opens it in headless Chromium
+docs: $(STAMP)
+	rm -rf docs/_build/html docs/api/generated
+	HGUTILS_PROGRESS=0 MPLBACKEND=Agg $(PY) -m sphinx -b html -q -W --keep-going docs docs/_build/html
+	@echo "site: docs/_build/html/index.html"
 
 # zoos and caches of the dry run go to a temporary folder, so it never reuses (or leaves) a cache entry
 dryrun: $(STAMP)

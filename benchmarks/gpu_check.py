@@ -2,7 +2,7 @@
 
 A plain script (no papermill, no Jupyter) for a bare GPU machine: it imports only this repository
 (``PYTHONPATH=.``), the device image's packages (torch, numpy, scipy, pandas, scikit-learn,
-matplotlib, seaborn, einops) and the wheels the README's "Running on a GPU" section lists
+matplotlib, seaborn, einops) and the wheels docs/gpu.md ("Running on a GPU") lists
 (geoopt, nfn, mlxtend, tqdm). It runs under torch 2.11 and later.
 
 * **04** -- ResNet-18 (widths 64/128/256/512, the ILNN paper's CIFAR trunk) of every flavour

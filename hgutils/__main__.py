@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--update-readme",
         action="store_true",
-        help="also replace the README's claims section with the published medium table (implies --published)",
+        help="also replace the README's claims summary with the published medium counts (implies --published)",
     )
 
     s = sub.add_parser("sweep", help="papermill parameter grid over one notebook (parallel or Dask, resumable)")
@@ -212,8 +212,10 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _claims(args: argparse.Namespace) -> int:
     from hgutils import runner
-    from hgutils.runner.claims_report import PUBLISHED_ROOT, claims_root
+    from hgutils.runner.claims_report import PUBLISHED_ROOT, check_readme_scale, claims_root
 
+    if args.update_readme:
+        check_readme_scale(args.scale)  # before looking for ledgers: only medium updates the README
     root = args.out or (PUBLISHED_ROOT if args.published else claims_root(args.update_readme))
     if not runner.collect_claims(args.scale, root):
         other = "" if args.published or args.out or args.update_readme else "; --published reads results/<scale>/"

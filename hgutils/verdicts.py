@@ -480,7 +480,7 @@ def jackknife(
 
     ``full`` is the statistic on every seed (in the paper's direction: ``> margin`` is the claim);
     ``leave_one_out[i]`` the same statistic with seed ``i`` left out. Tukey's jackknife:
-    :math:`\mathrm{se}^2 = rac{n-1}{n}\sum_i (	heta_{(-i)} - ar	heta_{(\cdot)})^2`. The verdict
+    :math:`\mathrm{se}^2 = \frac{n-1}{n}\sum_i (\theta_{(-i)} - \bar\theta_{(\cdot)})^2`. The verdict
     rule is :class:`Difference`'s; the per-seed spread for power is :math:`\mathrm{se}\sqrt{n}`.
     """
     loo = _values(leave_one_out, "leave_one_out")

@@ -46,7 +46,7 @@
 # in `hgutils.similarity`; every number below is computed in this run.
 
 # %% tags=["parameters"]
-scale: str = "smoke"  # smoke (CI, under 3 min) | medium (make reproduce, under 10 min on a CPU) | paper (GPU)
+scale: str = "smoke"  # smoke (CI, under 3 min) | medium (make reproduce, about 3 min on 2 CPU cores) | paper (GPU)
 seed: int = 0  # base seed of the data, the initialisations and the held-out points
 device: str = "cpu"  # cpu or cuda (2-D inputs: this notebook runs on the CPU)
 data_dir = None  # str or None: unused, all data here is generated

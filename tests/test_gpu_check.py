@@ -1,9 +1,9 @@
 """benchmarks/gpu_check.py: its CPU smoke run, its refusals, and that every import it makes is carried.
 
-The GPU machines this project is lent have a fixed image (README, "Running on a GPU") and receive
+The GPU machines this project is lent have a fixed image (docs/gpu.md, "Running on a GPU") and receive
 anything else as wheels in the working tree. ``test_tiny_run_and_its_imports`` runs the check at toy
 sizes on the CPU with ``builtins.__import__`` wrapped, records every module that the script or an
-``hgutils`` module imported, and requires each one's distribution to be in the README's wheel list,
+``hgutils`` module imported, and requires each one's distribution to be in docs/gpu.md's wheel list,
 in the device image's package list or among their dependencies.
 """
 
@@ -22,7 +22,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "gpu.md"  # the GPU page of the manual holds the image and wheel lists
 
 
 def _env() -> dict[str, str]:

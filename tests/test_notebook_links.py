@@ -133,7 +133,7 @@ def test_claims_rows_link_their_published_notebook(tmp_path):
     readme.write_text(f"intro\n{runner.README_START}\n{runner.README_END}\n")
     runner.write_claims("medium", out, update_readme=True, readme=readme)
     text = readme.read_text()
-    assert "| [05_x](results/medium/05_x.ipynb) | k |" in text and "| 06_y | k |" in text
+    assert "| [05_x](results/medium/05_x.ipynb) | 1 |" in text and "| 06_y | 1 |" in text
     claims_md = (out / "medium" / "CLAIMS.md").read_text()
     assert "| [05_x](05_x.ipynb) | k |" in claims_md and "| 06_y | k |" in claims_md
 

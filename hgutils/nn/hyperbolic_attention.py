@@ -115,7 +115,10 @@ def hyperbolic_affine(x: Tensor, W: Tensor, b: Tensor, c: float, euclidean: bool
     W : ``[B, H, o, d]`` (per-graph kernels) or ``[H, o, d]`` (shared).
     b : ``[H, o]`` tangent bias at the origin.
 
-    Returns ``[B, H, V, o]``.
+    Returns
+    -------
+    Tensor
+        ``[B, H, V, o]``.
     """
     if x.dim() != 3:
         raise ValueError(f"x must be [B, V, d]; got shape {tuple(x.shape)}")

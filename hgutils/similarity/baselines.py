@@ -8,10 +8,10 @@ in float64). Definitions (Kornblith et al. 2019, arXiv:1905.00414; Raghu et al. 
 Kriegeskorte et al. 2008; Williams et al. 2021, arXiv:2110.14739):
 
 
-================  ===========================================================  ==========================
+================  ============================================================  ==========================
 measure           formula (X, Y column-centred)                                 invariant to
-================  ===========================================================  ==========================
-linear_cka        ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F)                                   translation, isotropic
+================  ============================================================  ==========================
+linear_cka        ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F)                                  translation, isotropic
                                                                                 scaling, orthogonal maps,
                                                                                 feature permutation
 cca_similarity    mean canonical correlation (or mean ρ²); optional ridge;      translation, any invertible
@@ -19,13 +19,13 @@ cca_similarity    mean canonical correlation (or mean ρ²); optional ridge;    
 svcca             CCA after projecting each side on the top SVD directions      translation, scaling,
                   that keep ``keep`` of the variance (at most                   orthogonal maps
                   ``max_components``)
-rsa               correlation (Pearson/Spearman) of the upper triangles of     (euclidean RDM) translation,
-                  the two RDMs (Euclidean or 1 − Pearson); negative → 0        isotropic scaling,
+rsa               correlation (Pearson/Spearman) of the upper triangles of      (euclidean RDM) translation,
+                  the two RDMs (Euclidean or 1 − Pearson); negative → 0         isotropic scaling,
                                                                                 orthogonal maps, feature
                                                                                 permutation
 procrustes_sim.   ‖XᵀY‖_* / (‖X‖_F ‖Y‖_F); angular distance = arccos            translation, isotropic
                                                                                 scaling, orthogonal maps
-================  ===========================================================  ==========================
+================  ============================================================  ==========================
 
 Non-invariances (tested): CKA and Procrustes change under non-orthogonal invertible linear maps,
 RSA under anisotropic scaling, CCA under non-linear feature maps.

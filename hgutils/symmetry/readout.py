@@ -5,7 +5,7 @@ parameter dict (``"W0" [N, h_1, d]``, ``"b0"``, ``"W1" [N, h_2, h_1]``, ...; see
 :mod:`hgutils.weightspace.stacked`; a single network's ``[out, in]`` matrices are accepted too).
 
 Observation functions (data-free, in PE-feature space :math:`\mathbb{R}^d`)
---------------------------------------------------------------------------
+---------------------------------------------------------------------------
 *Prefix Gram* of depth ``k`` (``k = 1..L``):
 
 .. math::

@@ -3,15 +3,15 @@
 A meta-network maps a batch of weight trajectories to an embedding ``[B, D]``; a :class:`TaskHead`
 turns it into the task output and :func:`task_loss` scores it:
 
-========================  =====================  ==============================================
-task                      head output            loss
-========================  =====================  ==============================================
-``"classification"``      logits ``[B, K]``      cross-entropy on integer labels ``[B]``
-``"regression"``          values ``[B, K]``      mean squared error on targets ``[B, K]``
-``"accuracy"``            logits ``[B]``         BCE-with-logits on accuracies in [0, 1] (NFN
-                                                 protocol: sigmoid + BCE)
+========================  =======================  ==============================================
+task                      head output              loss
+========================  =======================  ==============================================
+``"classification"``      logits ``[B, K]``        cross-entropy on integer labels ``[B]``
+``"regression"``          values ``[B, K]``        mean squared error on targets ``[B, K]``
+``"accuracy"``            logits ``[B]``           BCE-with-logits on accuracies in [0, 1] (NFN
+                                                   protocol: sigmoid + BCE)
 ``"infonce"``             unit vectors ``[B, K]``  InfoNCE / SimCLR (NT-Xent) between two views
-========================  =====================  ==============================================
+========================  =======================  ==============================================
 """
 
 from __future__ import annotations
