@@ -67,11 +67,12 @@ def notebook_linker(folder: Path, base: Path) -> Callable[[str], str | None]:
 
 
 def verdict_counts_markdown(ledgers: Iterable, link: Callable[[str], str | None] | None = None) -> str:
-    """How many claims of each notebook hold, are contradicted, inconclusive, not tested or did not train."""
+    """How many claims of each notebook hold, are contradicted, inconclusive, not tested, did not train or were
+    contradicted on a capped run (``inconclusive (capped)``)."""
     from hgutils.verdicts import VERDICTS
 
     ledgers = list(ledgers)
-    heads = ["holds", "contradicted", "inconclusive", "not tested", "did not train"]
+    heads = ["holds", "contradicted", "inconclusive", "not tested", "did not train", "capped"]
     lines = ["| notebook | " + " | ".join(heads) + " | claims |", "|---" * (len(heads) + 2) + "|"]
     total = dict.fromkeys(VERDICTS, 0)
     for led in ledgers:
@@ -99,7 +100,8 @@ def claims_markdown(
         "Verdicts: **holds** (resolved in the paper's direction: more than 2 standard errors over seeds for a "
         "comparison, inside the tolerance for an absolute number), **contradicted** (resolved against it), "
         "**inconclusive** (within 2 se; the ledger gives the smallest difference the run could resolve), "
-        "**not tested at this scale** and **inconclusive (did not train)**, each with its reason.",
+        "**not tested at this scale**, **inconclusive (did not train)** and **inconclusive (capped)** (contradicted, "
+        "but a losing model stopped at its budget while still improving), each with its reason.",
         "",
         verdict_counts_markdown(ledgers, link).rstrip("\n"),
         "",
