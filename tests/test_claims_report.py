@@ -43,9 +43,9 @@ def test_update_readme_writes_only_the_per_notebook_summary(tmp_path):
     assert text.startswith(f"intro\n{README_START}\n") and text.endswith(f"{README_END}\noutro\n")
     assert "stale table" not in section
     # one row per notebook with its counts, linked to the published notebook where there is one
-    assert "| [05_x](results/medium/05_x.ipynb) | 1 | 1 | 0 | 0 | 0 | 2 |" in section
-    assert "| 06_y | 1 | 1 | 0 | 0 | 0 | 2 |" in section
-    assert "| **all** | **2** | **2** | **0** | **0** | **0** | **4** |" in section
+    assert "| [05_x](results/medium/05_x.ipynb) | 1 | 1 | 0 | 0 | 0 | 0 | 2 |" in section
+    assert "| 06_y | 1 | 1 | 0 | 0 | 0 | 0 | 2 |" in section
+    assert "| **all** | **2** | **2** | **0** | **0** | **0** | **0** | **4** |" in section
     assert "[results/medium/CLAIMS.md](results/medium/CLAIMS.md)" in section
     # no claim row: statements and criteria stay in CLAIMS.md
     assert "k-holds" not in section and "a statement that fails" not in section and "ours > paper" not in section

@@ -1,4 +1,4 @@
-"""Every notebook follows the companion's cell layout (README, "Notebook cell layout"), the template included."""
+"""Every notebook follows the companion's cell layout (docs/contributing.md, the notebook cell layout), the template included."""
 
 from __future__ import annotations
 

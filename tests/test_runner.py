@@ -99,7 +99,7 @@ def test_claims_update_readme(tmp_path):
     readme.write_text(f"intro\n{runner.README_START}\nstale table\n{runner.README_END}\noutro\n")
     runner.write_claims("medium", out, update_readme=True, readme=readme)
     text = readme.read_text()
-    assert "stale table" not in text and "| 05_x | 1 | 0 | 0 | 0 | 0 | 1 |" in text and text.endswith("outro\n")
+    assert "stale table" not in text and "| 05_x | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in text and text.endswith("outro\n")
     readme.write_text("no markers")
     with pytest.raises(ValueError, match="no <!-- CLAIMS:START -->"):
         runner.write_claims("medium", out, update_readme=True, readme=readme)

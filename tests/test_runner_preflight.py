@@ -258,7 +258,7 @@ def test_claims_reads_the_root_reproduce_writes(tmp_path, nbdir, capsys):
     (out / "smoke" / "CLAIMS.md").unlink()
     assert main(["claims", "--scale", "smoke", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "| 99_tiny | 2 | 0 | 0 | 0 | 0 | 2 |" in text and "| 99_tiny | twice-x | **holds** |" in text
+    assert "| 99_tiny | 2 | 0 | 0 | 0 | 0 | 0 | 2 |" in text and "| 99_tiny | twice-x | **holds** |" in text
     assert f"written: {out}/smoke/CLAIMS.md" in text and (out / "smoke" / "CLAIMS.md").exists()
     # without --out: the run root reproduce writes by default; --published and --update-readme: results/
     assert claims_root() == RUN_ROOT and claims_root(update_readme=True) == PUBLISHED_ROOT

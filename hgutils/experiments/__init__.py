@@ -7,5 +7,5 @@ lives in the library subpackages (:mod:`hgutils.manifolds`, :mod:`hgutils.nn`,
 :mod:`hgutils.weightspace`, :mod:`hgutils.similarity`, :mod:`hgutils.symmetry`, :mod:`hgutils.data`)
 and the one training loop :mod:`hgutils.loop`.
 
-``nb00_template`` is the template for a new notebook (README, "Adding a notebook").
+``nb00_template`` is the template for a new notebook (docs/contributing.md).
 """

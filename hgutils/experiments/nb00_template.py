@@ -1,6 +1,6 @@
 r"""Notebook 00 -- the template: the cell layout every notebook follows, on a small real check.
 
-Copy ``notebooks/00_template.ipynb`` and this module to start notebook NN (see README,
+Copy ``notebooks/00_template.ipynb`` and this module to start notebook NN (see docs/contributing.md,
 "Adding a notebook"). A driver module holds exactly what its notebook needs and nothing the
 library should own: the preset (:data:`CONFIG`), the paper's numbers with their source
 (:data:`PAPER`), the run function(s) and the notebook's figures. Everything reusable lives in the

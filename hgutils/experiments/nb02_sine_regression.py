@@ -81,7 +81,7 @@ class SineRegressionConfig(ComparisonSettings):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        # medium exceeds the 45-minute CPU budget (73.5 min measured; README, status table): the two
+        # medium exceeds the 45-minute CPU budget (73.5 min measured; docs/claims.md): the two
         # message-passing encoders (DWSNet ~29 s, GMN ~45 s per epoch) under a 25-epoch cap, which they
         # reach (capped), the others up to 150 epochs
         "medium": {

@@ -6,7 +6,7 @@ when it is a folder holding at least one dataset layout the library loads (see
 :func:`datasets_present`). Stand-ins happen only when no location was given at all.
 
 The test is a shallow look at file and folder names (no file is opened), mirroring the layouts of
-:mod:`hgutils.data` (README, "Data"). When ``hgutils.data.resolve`` provides its own
+:mod:`hgutils.data` (docs/data.md). When ``hgutils.data.resolve`` provides its own
 ``datasets_present(folder) -> list[str]``, that one is used instead, so the two cannot drift.
 """
 

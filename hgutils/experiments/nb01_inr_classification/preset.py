@@ -123,7 +123,7 @@ class INRClassificationConfig(ComparisonSettings):
         "datasets": IMAGE_DATASETS,
         "schedule": ("log", "uniform"),  # snapshot spacings of the zoos
     }
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see the README
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see docs/claims.md
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"curve_sizes": (30, 60, 90), "curve_images": 130},
