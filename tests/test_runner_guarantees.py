@@ -12,6 +12,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from _cli_helpers import files_under, one_error_line
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,16 +32,6 @@ CONFIG_MODULES = [
     "hgutils.experiments.nb05_msa_rich_vs_lazy",
     "hgutils.experiments.nb06_pe_symmetry_readout",
 ]
-
-
-def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) if root.exists() else []
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,11 +74,11 @@ def test_a_folder_holding_other_parameters_is_kept_and_the_sweep_refused(tmp_pat
     folder.mkdir(parents=True)
     record = {"key": {"parameters": {"scale": "smoke", "x": -1}}, "key_hash": "0" * 16, "files": {}}
     (folder / "run.json").write_text(json.dumps(record))
-    before = _files(out)
+    before = files_under(out)
     assert main(["sweep", str(TINY), "-p", "x", "1", "--out", str(out)]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "holds the result of other parameters (x=-1 (asked: 1))" in line and "--force" in line
-    assert _files(out) == before and json.loads((folder / "run.json").read_text()) == record
+    assert files_under(out) == before and json.loads((folder / "run.json").read_text()) == record
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,7 +88,7 @@ def test_a_folder_holding_other_parameters_is_kept_and_the_sweep_refused(tmp_pat
 def test_a_non_finite_number_is_refused_before_launch(tmp_path, capsys, text):
     out = tmp_path / "sweep"
     assert main(["sweep", str(TINY), "-p", "x", text, "--sep", ";", "--out", str(out)]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "-p x" in line and ("finite" in line or "expected a float" in line)
     assert not out.exists()
 
@@ -152,7 +143,7 @@ def test_every_integer_field_has_an_upper_bound_its_presets_respect(cls):
 def test_an_absurd_count_is_refused_by_the_command_line_naming_the_bound(tmp_path, capsys):
     out = tmp_path / "sweep"
     assert main(["sweep", "05", "-p", "n_seeds", "1000000000", "--out", str(out)]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "RichLazyConfig.n_seeds must be <= 100; got 1000000000 (the upper bound" in line
     assert not out.exists()
 
@@ -174,7 +165,7 @@ def test_an_unknown_task_or_dataset_is_refused_before_launch(tmp_path, capsys, o
     out = tmp_path / "runs"
     argv = ["reproduce", "--only", only, "--scale", "smoke", "-p", name, value, "--out", str(out)]
     assert main(argv) == 2
-    assert says in _one_error_line(capsys.readouterr().err)
+    assert says in one_error_line(capsys.readouterr().err)
     assert not out.exists()
 
 
@@ -208,13 +199,13 @@ def test_a_bad_device_is_reported_as_the_option_typed(tmp_path, capsys):
         ["sweep", str(TINY), "-p", "x", "1", "--device", "tpu"],
     ):
         assert main([*argv, "--out", str(tmp_path / "out")]) == 2
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert line.startswith("error: --device") and "-p device" not in line and "'tpu'" in line
 
 
 def test_an_empty_value_in_a_sweep_axis_is_named_as_empty(tmp_path, capsys):
     assert main(["sweep", str(TINY), "-p", "seed", "0,,1", "--out", str(tmp_path / "out")]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "-p seed: expected an int; got an empty value" in line and "None" not in line
 
 

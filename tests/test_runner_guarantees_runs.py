@@ -88,5 +88,5 @@ def test_an_interrupt_leaves_no_connection_file_and_no_empty_folder(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, text
-    assert sorted(p.name for p in tmp.rglob("*")) == []  # no tmpXXXXXXXX.json, no staging folder
+    assert sorted(p.name for p in tmp.rglob("*")) == []  # no leftover tmp*.json connection file, no staging folder
     assert not out.exists()  # the run created it and completed nothing in it

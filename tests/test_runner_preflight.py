@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import psutil
 import pytest
+from _cli_helpers import files_under, one_error_line
 
 from hgutils import runner
 from hgutils.__main__ import main
@@ -32,16 +33,6 @@ TINY = Path(__file__).parent / "notebooks" / "tiny_claims.ipynb"
 REPO = Path(__file__).resolve().parent.parent
 CPU_ONLY = {"version": "2.13.0+cpu", "cuda": None, "hip": None}
 CUDA_BUILD = {"version": "2.13.0+cu128", "cuda": "12.8", "hip": None}
-
-
-def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) if root.exists() else []
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 @pytest.fixture()
@@ -100,7 +91,7 @@ def test_each_preflight_error_is_one_line_exit_2_and_writes_nothing(tmp_path, nb
     # a device that is not available: the install step is named
     for cmd in commands:
         assert main([*cmd, "--out", str(out), "--device", "cuda"]) == 2
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert "--device cuda" in line and "CPU-only build" in line and "make torch-cuda" in line
     assert not out.exists()
 
@@ -109,8 +100,8 @@ def test_each_preflight_error_is_one_line_exit_2_and_writes_nothing(tmp_path, nb
     blocker.write_text("x")
     for cmd in commands:
         assert main([*cmd, "--out", str(blocker / "runs")]) == 2
-        assert "cannot be written (Not a directory)" in _one_error_line(capsys.readouterr().err)
-    assert _files(tmp_path) == ["a-file", "notebooks", "notebooks/01_tiny.ipynb"]
+        assert "cannot be written (Not a directory)" in one_error_line(capsys.readouterr().err)
+    assert files_under(tmp_path) == ["a-file", "notebooks", "notebooks/01_tiny.ipynb"]
 
     # an output root used by a running run: a lock naming a live process
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -127,7 +118,7 @@ def test_each_preflight_error_is_one_line_exit_2_and_writes_nothing(tmp_path, nb
         before = {p: p.read_bytes() for p in out.rglob("*")}
         for cmd in commands:
             assert main([*cmd, "--out", str(out)]) == 2
-            line = _one_error_line(capsys.readouterr().err)
+            line = one_error_line(capsys.readouterr().err)
             assert f"is in use by another run: `reproduce --scale medium` (PID {holder.pid} on" in line
         assert {p: p.read_bytes() for p in out.rglob("*")} == before
     finally:
@@ -218,7 +209,7 @@ def test_a_signal_at_one_second_exits_130_leaving_no_process_and_nothing_written
     assert proc.returncode == 130, text
     assert "interrupted" in text
     _wait_for(lambda: not _marked(marker), 20, "every process of the run to exit")
-    assert [f for f in _files(out) if f != "smoke"] == []  # no lock, no partial result, no CLAIMS.md
+    assert [f for f in files_under(out) if f != "smoke"] == []  # no lock, no partial result, no CLAIMS.md
 
 
 def test_a_second_reproduce_on_a_locked_root_exits_2(tmp_path, nbdir, capsys):
@@ -229,7 +220,7 @@ def test_a_second_reproduce_on_a_locked_root_exits_2(tmp_path, nbdir, capsys):
         held = json.loads((out / LOCK_NAME).read_text())
         assert held["pid"] == proc.pid and held["command"].startswith("reproduce --scale smoke")
         assert main(["reproduce", "--notebook-dir", str(nbdir), "--scale", "smoke", "--out", str(out)]) == 2
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert f"{out} is in use by another run: `reproduce --scale smoke" in line and f"(PID {proc.pid} on" in line
         proc.send_signal(signal.SIGINT)
         text, _ = proc.communicate(timeout=90)
@@ -250,7 +241,7 @@ def test_claims_reads_the_root_reproduce_writes(tmp_path, nbdir, capsys):
     assert RUN_ROOT == runner.DEFAULT_RUN_ROOT and PUBLISHED_ROOT == REPO / "results"
     out = tmp_path / "runs"
     assert main(["claims", "--scale", "smoke", "--out", str(out)]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert f"no smoke ledgers under {out}/smoke/" in line and "writes them under results/runs/smoke/" in line
     assert not out.exists()
     assert main(["reproduce", "--notebook-dir", str(nbdir), "--scale", "smoke", "--out", str(out)]) == 0

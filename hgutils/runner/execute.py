@@ -72,7 +72,7 @@ class NotebookFailure(RuntimeError):
 def _kernel_manager_class() -> type:
     """The kernel manager the runner's kernels start with: connection file in ``$JUPYTER_RUNTIME_DIR``, encrypted.
 
-    Without a connection file name, jupyter_client writes one as ``$TMPDIR/tmpXXXXXXXX.json`` (ports
+    Without a connection file name, jupyter_client writes one as ``$TMPDIR/tmp<8 random characters>.json`` (ports
     and the HMAC key), which a kernel killed by Ctrl-C leaves behind; :func:`execute` points
     ``$JUPYTER_RUNTIME_DIR`` at a folder of its own, removed with it. When libzmq has CURVE, the
     manager provisions keys and the kernel's channels are encrypted (so Jupyter does not warn
