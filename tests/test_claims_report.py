@@ -56,14 +56,16 @@ def test_update_readme_writes_only_the_per_notebook_summary(tmp_path):
 
 def test_update_readme_with_a_smoke_scale_says_only_medium_updates_the_readme(tmp_path, capsys):
     readme_before = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    # no smoke ledger anywhere (the default, published root has none): the scale is refused first
-    assert not collect_claims("smoke", PUBLISHED_ROOT)
-    assert main(["claims", "--scale", "smoke", "--update-readme"]) == 2
+    # no smoke ledger in the root read (an nbval run leaves smoke ledgers in the repo's results/, so an
+    # empty root of its own): the scale is refused first
+    empty = tmp_path / "empty"
+    assert not collect_claims("smoke", empty)
+    assert main(["claims", "--scale", "smoke", "--out", str(empty), "--update-readme"]) == 2
     err = capsys.readouterr().err
     assert "only the medium ledgers update the README" in err and "no smoke ledgers" not in err
     assert err.count("\n") == 1 and err.startswith("error: ")
     assert (REPO_ROOT / "README.md").read_text(encoding="utf-8") == readme_before
-    assert not (PUBLISHED_ROOT / "smoke").exists()
+    assert not empty.exists()
     # with smoke ledgers present, the same refusal, and nothing is written
     out = tmp_path / "results"
     _ledger(out, "05_x", "smoke")
