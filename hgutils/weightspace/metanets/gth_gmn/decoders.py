@@ -16,7 +16,7 @@ features :math:`X = \log_0 z` and the trained weights ``w [M, P]`` of the ``P`` 
 - **losses**: link BCE, log-magnitude MSE and sign BCE over the nonzero weights, the slope prior
   :math:`(\alpha - \alpha_0)^2`, the ranking hinge "stronger edge => shorter distance" (margin
   annealed from 0), temporal smoothness :math:`d_c(z^{(t)}_u, z^{(t-1)}_u)^2`.
-  :func:`sampled_terms` (stage 1: sampled pairs, negatives with a same-layer curriculum) and
+  :func:`~.stage1.sampled_terms` (stage 1: sampled pairs, negatives with a same-layer curriculum) and
   :func:`full_terms` (stage 2 and the metrics: every pair) compute them;
   :func:`reconstruction_metrics` reports them against the baselines a decoder must beat.
 """
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -39,7 +38,6 @@ from hgutils.weightspace.metanets.gth_gmn.links import (
     auc_by_negative_kind,
     balanced_bce,
     edge_labels,
-    edge_sets,
 )
 
 
@@ -274,85 +272,14 @@ class Reconstruction:
         return edge_labels(w, self.pairs, self.reading, self.q)
 
 
-def _mag_sign(log_mag: Tensor, sign_logit: Tensor, w: Tensor) -> dict[str, Tensor]:
+def mag_sign(log_mag: Tensor, sign_logit: Tensor, w: Tensor) -> dict[str, Tensor]:
+    r"""Magnitude and sign terms over the nonzero weights ``w``: the mean of
+    :math:`(\log|\hat w| - \log|w|)^2` and of the BCE of the sign logit against :math:`w > 0`."""
     nz = (w != 0).to(log_mag.dtype)
     n = nz.sum().clamp_min(1.0)
     mag = (((log_mag - torch.log(w.abs().clamp_min(MIN_NORM))) ** 2) * nz).sum() / n
     sign = (F.binary_cross_entropy_with_logits(sign_logit, (w > 0).to(log_mag.dtype), reduction="none") * nz).sum() / n
     return {"mag": mag, "sign": sign}
-
-
-def sampled_terms(
-    z: Tensor,
-    X: Tensor,
-    w: Tensor,
-    rec: Reconstruction,
-    cfg: Any,
-    progress: float,
-    z_prev: Tensor | None = None,
-    generator: torch.Generator | None = None,
-    sets: tuple[Tensor, Tensor] | None = None,
-) -> dict[str, Tensor]:
-    """Stage-1 reconstruction terms of one snapshot of ``M`` graphs (``cfg``: a ``GTHGMNConfig``).
-
-    Link: ``cfg.aux_edges`` edges per graph of the reading (``rec.reading``; drawn with
-    replacement) against ``neg_per_pos`` times as many draws of negatives, a share
-    ``neg_hard_max * progress`` of them same-layer pairs (the curriculum), the rest drawn uniformly
-    from the pair table and kept when they are negatives of the reading (:func:`~.links.edge_sets`;
-    ``sets`` if precomputed). Magnitude, sign, slope and ranking:
-    ``cfg.aux_edges`` parameter pairs drawn uniformly (one draw shared by the batch). Distances and
-    inner products of all drawn pairs come from their gathered coordinates (:func:`pair_parts`), the
-    sign logit from them in closed form (:meth:`SignedWeightHead.from_parts`). Samples come from
-    ``generator`` (CPU).
-    """
-    M, dev = z.shape[0], z.device
-    pairs, head, fd, geom, attr = rec.pairs, rec.head, rec.fd, rec.geom, rec.attr
-    P = pairs.P
-    terms: dict[str, Tensor] = {}
-    prog = min(max(progress, 0.0), 1.0)
-    # -- link: edges vs negatives (indices into the pair table [parameter pairs, reading's negatives])
-    V = z.shape[1]
-    extra = pairs.negatives(rec.reading)
-    table = torch.cat([pairs.src * V + pairs.dst, extra[0] * V + extra[1]])
-    edges, is_neg = sets if sets is not None else edge_sets(w, pairs, rec.reading, rec.q)
-    n_pos = min(cfg.aux_edges, edges.shape[1])
-    n_neg = max(1, int(round(cfg.neg_per_pos * n_pos)))
-    n_hard = int(round(cfg.neg_hard_max * prog * n_neg)) if pairs.same.shape[1] else 0
-    pos_flat = table[edges.gather(1, torch.randint(edges.shape[1], (M, n_pos), generator=generator).to(dev))]
-    draw = torch.randint(table.shape[0], (M, n_neg - n_hard), generator=generator).to(dev)
-    neg_mask = is_neg.gather(1, draw)  # a drawn edge is not a negative: left out
-    neg_flat = table[draw]
-    if n_hard:
-        h = torch.randint(pairs.same.shape[1], (M, n_hard), generator=generator).to(dev)
-        neg_flat = torch.cat([neg_flat, (pairs.same[0] * V + pairs.same[1])[h]], 1)
-        neg_mask = torch.cat([neg_mask, torch.ones(M, n_hard, dtype=torch.bool, device=dev)], 1)
-    # -- magnitude, sign, slope, ranking on uniformly drawn parameter pairs
-    n = min(cfg.aux_edges, P)
-    eid = torch.randperm(P, generator=generator)[:n].to(dev)
-    src, dst, we = pairs.src[eid], pairs.dst[eid], w[:, eid]
-    flat = torch.cat([pos_flat, neg_flat], 1)
-    u = torch.cat([torch.div(flat, V, rounding_mode="floor"), src.expand(M, n)], 1)
-    v = torch.cat([flat % V, dst.expand(M, n)], 1)
-    dist, xy, x2, y2, x, y = pair_parts(z, u, v, geom)
-    d_pos, d_neg, d = dist.split([pos_flat.shape[1], neg_flat.shape[1], n], 1)
-    ones = torch.ones_like(d_pos, dtype=torch.bool)
-    terms["link"] = balanced_bce(fd.logit(d_pos), ones, fd.logit(d_neg), neg_mask)
-    statics = head.statics(X, src, dst, attr[eid])
-    k = flat.shape[1]  # the shared pairs follow the link pairs
-    xi_u = take(statics[2], src)
-    x_xi, y_xi = (x[:, k:] * xi_u).sum(-1), (y[:, k:] * xi_u).sum(-1)
-    log_mag, sign_logit = head.from_parts(statics, geom, d, xy[:, k:], x2[:, k:], y2[:, k:], x_xi, y_xi)
-    alpha = statics[1]
-    terms.update(_mag_sign(log_mag, sign_logit, we))
-    terms["slope"] = ((alpha - cfg.alpha0) ** 2).mean()
-    perm = torch.randperm(n, generator=generator).to(dev)
-    nz = (we != 0).to(z.dtype)
-    y = torch.sign(we.abs() - we.abs()[:, perm]) * nz * nz[:, perm]
-    hinge = F.relu(cfg.rank_margin * prog + y * (d - d[:, perm])) * y.abs()
-    terms["rank"] = hinge.sum() / y.abs().sum().clamp_min(1.0)
-    if z_prev is not None:
-        terms["smooth"] = (geom.dist(z, z_prev) ** 2).mean()
-    return terms
 
 
 def full_terms(
@@ -380,7 +307,7 @@ def full_terms(
     link = balanced_bce(
         lp, lab, torch.cat([lp, fd.logit(d_neg)], 1), torch.cat([~lab, torch.ones_like(d_neg, dtype=torch.bool)], 1)
     )
-    return {"link": link, **_mag_sign(log_mag, sign_logit, w)}
+    return {"link": link, **mag_sign(log_mag, sign_logit, w)}
 
 
 @torch.no_grad()

@@ -37,6 +37,12 @@ from hgutils.nn.hyperbolic_attention import HyperbolicGraphAttention, cap_norm
 from hgutils.weightspace.metanets.gth_gmn.config import GTHGMNConfig
 
 
+def _means(h: Tensor, means: Tensor) -> Tensor:
+    """Per-MLP-layer means ``[B, n_node_layers * d]`` of node vectors ``h [B, V, d]`` with the
+    ``[V, n_node_layers]`` mean matrix (:meth:`TrajectoryEncoder.layer_mean_matrix`)."""
+    return torch.einsum("vl,bvd->bld", means, h).reshape(h.shape[0], -1)
+
+
 class GroupedGRUCell(nn.Module):
     r"""``G`` independent GRU cells applied at once: ``x [B, G, n_in]``, ``h [B, G, n_h]`` -> ``[B, G, n_h]``.
 
@@ -143,8 +149,8 @@ class TrajectoryEncoder(nn.Module):
                 for _ in range(L)
             ]
         )
-        # torch.compile'd forward of each attention layer, for training steps only
-        self._attn_compiled = [torch.compile(m.update, dynamic=False) for m in self.attn] if cfg.compile else None
+        # torch.compile'd recurrence (one snapshot's GRU update and attention layers), for training steps only
+        self._compiled = torch.compile(self.recurrence, dynamic=False) if cfg.compile else None
         # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head), evaluated together
         self.pool_dim = n_node_layers * d
         if cfg.use_gru:
@@ -165,14 +171,17 @@ class TrajectoryEncoder(nn.Module):
         n_in = int((g.node_type == 0).sum())
         return g.node_pos + (g.node_type == 2).long() * n_in * (g.node_pos > 0).long()
 
+    def layer_mean_matrix(self, node_layer: Tensor, dtype: torch.dtype) -> Tensor:
+        """``[V, n_node_layers]``: ``1/count`` where node ``v`` is in MLP layer ``l``, else 0 (cached per topology)."""
+        key = (node_layer.data_ptr(), node_layer.shape[0], str(node_layer.device), dtype)
+        if self._means_cache is None or self._means_cache[0] != key:
+            oh = F.one_hot(node_layer, self.n_node_layers).to(dtype)
+            self._means_cache = (key, oh / oh.sum(0).clamp_min(1.0))
+        return self._means_cache[1]
+
     def layer_means(self, h: Tensor, node_layer: Tensor) -> Tensor:
         """Per-MLP-layer mean of tangent vectors ``[B, V, d]`` -> ``[B, n_node_layers * d]`` (GRU input)."""
-        B, V, d = h.shape
-        key = (node_layer.data_ptr(), V, str(node_layer.device), h.dtype)
-        if self._means_cache is None or self._means_cache[0] != key:  # [V, nl]: 1/count where the node is in l
-            oh = F.one_hot(node_layer, self.n_node_layers).to(h.dtype)
-            self._means_cache = (key, oh / oh.sum(0).clamp_min(1.0))
-        return torch.einsum("vl,bvd->bld", self._means_cache[1], h).reshape(B, self.n_node_layers * d)
+        return _means(h, self.layer_mean_matrix(node_layer, h.dtype))
 
     def _topology(self, g: Any, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Edge index with self-loops ``[2, E + V]`` and the static edge features ``[1, E + V, Fa + 1]``
@@ -224,7 +233,6 @@ class TrajectoryEncoder(nn.Module):
         Returns the last layer's capped tangent states ``[B, V, d]`` (the node coordinates are their
         ``ball_point``), the new GRU states and the per-layer means of each attention layer's output
         ``[B, L, n_node_layers * d]`` (the next snapshot's GRU input)."""
-        L = self.cfg.n_attn_layers
         ei, static = self._topology(g, g.node_feat.dtype)
         if self.cfg.use_edge_weight:
             w_t = g.edge_weight[:, t]
@@ -232,18 +240,27 @@ class TrajectoryEncoder(nn.Module):
             w = torch.cat([w_t, torch.zeros(w_t.shape[0], V).to(w_t)], 1).unsqueeze(-1)
             ef = torch.cat([static.expand(w.shape[0], -1, -1), w, w.abs()], -1)
             edge_terms = [layer.edge_terms(ef, ei, V) for layer in self.attn]
+        means = self.layer_mean_matrix(g.node_layer, s.dtype)
+        compiled = self._compiled is not None and self.training and torch.is_grad_enabled()
+        return (self._compiled if compiled else self.recurrence)(s, u, p_prev, ei, edge_terms, means)
+
+    def recurrence(
+        self, s: Tensor, u: Tensor | None, p_prev: Tensor, ei: Tensor, edge_terms: list[Any], means: Tensor
+    ) -> tuple[Tensor, Tensor | None, Tensor]:
+        """The recurrent part of :meth:`snapshot`, free of caches (what ``cfg.compile`` compiles): GRU
+        update of the kernels, the attention layers on tangent states, and each layer's per-MLP-layer
+        means (``means``: :meth:`layer_mean_matrix`)."""
+        L = self.cfg.n_attn_layers
         kernels: list[Tensor | None] = [None] * L
         if u is not None:
             u = self.evolve(u, p_prev)
             kernels = self.kernels(u)
         p_cur = []
-        compiled = self._attn_compiled is not None and self.training and torch.is_grad_enabled()
         for layer in range(L):
-            update = self._attn_compiled[layer] if compiled else self.attn[layer].update
-            s = update(s, ei, kernels[layer], edge_terms[layer])
+            s = self.attn[layer].update(s, ei, kernels[layer], edge_terms[layer])
             if not self.attn[layer].tangent_is_exact:  # the projection may bind: continue from log_0 x
                 s = self.tangent(self.attn[layer].ball_point(s))
-            p_cur.append(self.layer_means(s, g.node_layer))
+            p_cur.append(_means(s, means))
         return s, u, torch.stack(p_cur, 1)
 
     def run(self, g: Any, keep: bool = False) -> tuple[Tensor | None, Tensor]:

@@ -44,11 +44,11 @@ from hgutils.weightspace.metanets.gth_gmn.decoders import (
     full_terms,
     parameter_values,
     reconstruction_metrics,
-    sampled_terms,
 )
 from hgutils.weightspace.metanets.gth_gmn.encoder import TrajectoryEncoder
 from hgutils.weightspace.metanets.gth_gmn.links import PairSets, check_reading, edge_sets
 from hgutils.weightspace.metanets.gth_gmn.refine import PAIRS_PER_CHUNK, refine_coordinates
+from hgutils.weightspace.metanets.gth_gmn.stage1 import sampled_terms
 from hgutils.weightspace.metanets.heads import info_nce, task_loss
 
 
@@ -277,7 +277,7 @@ class GTHGMN(MetaNet):
     def _sampled_terms(
         self, g: Any, z: Tensor, progress: float, generator: torch.Generator | None
     ) -> dict[str, Tensor]:
-        """Stage-1 reconstruction terms of every snapshot at once (:func:`~.decoders.sampled_terms` on
+        """Stage-1 reconstruction terms of every snapshot at once (:func:`~.stage1.sampled_terms` on
         the ``B x T`` graphs, in chunks that bound the all-pairs distance matrices), averaged over
         snapshots; the smoothness term over consecutive snapshots."""
         B, T, V, d = z.shape
