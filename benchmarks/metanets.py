@@ -76,13 +76,20 @@ CONFIGS: dict[str, dict] = {
     "large": {"dim": 32, "n_attn_layers": 2, "heads": 4, "head_dim": 8, "gru_hidden": 32},
 }
 #: (model, config, step) entries of the side-by-side table (section 5)
+#: a config ending in "+compile" runs this checkout with ``compile=True`` (the recurrence and the stage-1
+#: pair terms through ``torch.compile``; compile time is reported apart) against the previous revision eager
 ENTRIES: tuple[tuple[str, str, str], ...] = (
     ("GTH-GMN", "default", "reconstruction"),
     ("GTH-GMN", "default", "joint"),
     ("GTH-GMN", "large", "reconstruction"),
     ("GTH-GMN", "large", "joint"),
+    ("GTH-GMN", "default+compile", "reconstruction"),
+    ("GTH-GMN", "default+compile", "joint"),
+    ("GTH-GMN", "large+compile", "reconstruction"),
+    ("GTH-GMN", "large+compile", "joint"),
     ("GMN", "nb02-medium", "infonce"),
 )
+COMPILE = "+compile"
 SINE_SIZES = (1, 32, 32, 1)  # notebook 02's sine INRs (DWSNets' architecture)
 VERSUS_BATCH, VERSUS_T, NB02_T = 32, 20, 10
 
@@ -207,7 +214,8 @@ def _versus_model(model: str, config: str, step: str) -> tuple[Any, Any, Callabl
             return sum(m.loss_weights.get(k, 0.0) * v for k, v in m.loss_terms(data, None, 0.5, g).items())
 
         return m, data, loss, VERSUS_BATCH * data.T
-    kw = dict(CONFIGS[config], snapshots="all")
+    base, compiled = config.removesuffix(COMPILE), config.endswith(COMPILE)
+    kw = dict(CONFIGS[base], snapshots="all", **({"compile": True} if compiled else {}))
     if step == "joint":
         kw["protocol"] = "joint"
     zoo = synthetic_zoo(VERSUS_BATCH, VERSUS_T)
@@ -225,33 +233,41 @@ def _versus_model(model: str, config: str, step: str) -> tuple[Any, Any, Callabl
     return m, data, loss, VERSUS_BATCH * data.edge_weight.shape[1]
 
 
-def step_child(model: str, config: str, step: str, reps: int) -> None:
+def step_child(model: str, config: str, step: str, reps: int, side: str = "now") -> None:
     """Child process: print the median CPU seconds of ``reps`` training steps (after one warm-up) of a
-    side-by-side entry, one thread."""
+    side-by-side entry, one thread, and the warm-up step's wall seconds (the compile time of a compiled
+    entry). The previous revision (``side="prev"``) always runs eagerly."""
     torch.set_num_threads(1)
+    if side == "prev":
+        config = config.removesuffix(COMPILE)
     m, _, loss, _ = _versus_model(model, config, step)
     m.train()
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     times = []
-    for _ in range(reps + 1):
+    wall = time.perf_counter()
+    for i in range(reps + 1):
         t0 = time.process_time()
         opt.zero_grad()
         loss().backward()
         opt.step()
         times.append(time.process_time() - t0)
-    print(statistics.median(times[1:]))
+        if i == 0:
+            wall = time.perf_counter() - wall
+    print(statistics.median(times[1:]), wall)
 
 
-def _step_seconds(pythonpath: str, entry: tuple[str, str, str], reps: int) -> float:
+def _step_seconds(pythonpath: str, entry: tuple[str, str, str], reps: int, side: str) -> tuple[float, float]:
+    """(median CPU s per step, warm-up wall s) of a child run of ``entry`` with ``pythonpath`` first."""
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=pythonpath)
     out = subprocess.run(
-        [sys.executable, __file__, "--step-child", *entry, str(reps)],
+        [sys.executable, __file__, "--step-child", *entry, str(reps), side],
         capture_output=True,
         text=True,
         env=env,
         check=True,
     )
-    return float(out.stdout.strip().splitlines()[-1])
+    step, warm = out.stdout.strip().splitlines()[-1].split()
+    return float(step), float(warm)
 
 
 def matmul_rate(n: int = 1024, reps: int = 5) -> float:
@@ -290,18 +306,22 @@ def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
         return [f"training throughput: previous revision {rev} unavailable ({exc})"]
     now: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
     prev: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
+    warmup: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         for r in range(rounds):  # alternate (and swap the order each round), so load hits both alike
             for e in ENTRIES:
-                sides = ((now, str(REPO)), (prev, tmp))
-                for store, path in sides if r % 2 == 0 else sides[::-1]:
-                    store[e].append(_step_seconds(path, e, reps))
+                sides = ((now, str(REPO), "now"), (prev, tmp, "prev"))
+                for store, path, side in sides if r % 2 == 0 else sides[::-1]:
+                    sec, warm = _step_seconds(path, e, reps, side)
+                    store[e].append(sec)
+                    if side == "now":
+                        warmup[e].append(warm)
     rate = matmul_rate()
     print(f"\n5) training step vs {rev}, one thread, {rounds} alternating rounds x median of {reps} steps")
     print(f"one-thread matmul rate (torch.mm 1024 x 1024): {rate / 1e9:.1f} GFLOP/s")
     print(
-        f"{'model':8s} {'config':12s} {'step':15s} {'CPU s now':>10s} {'CPU s prev':>11s} "
+        f"{'model':8s} {'config':16s} {'step':15s} {'CPU s now':>10s} {'CPU s prev':>11s} "
         f"{'x previous (range)':>20s} {'MFLOP/snap':>11s} {'limit snap/s':>13s} {'share':>6s}"
     )
     heads = []
@@ -313,12 +333,14 @@ def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
         fl = flops_per_snapshot(e)
         limit = rate / fl
         print(
-            f"{model:8s} {config:12s} {step:15s} {a:10.3f} {b:11.3f} "
+            f"{model:8s} {config:16s} {step:15s} {a:10.3f} {b:11.3f} "
             f"{statistics.median(ratios):8.2f} ({min(ratios):.2f}-{max(ratios):.2f}) "
             f"{fl / 1e6:11.2f} {limit:13.0f} {n_snap / a / limit:6.1%}"
         )
         rounded = [[round(x, 3) for x in side[e]] for side in (now, prev)]
         print(f"   CPU s per step by round, this checkout: {rounded[0]}; {rev}: {rounded[1]}")
+        if config.endswith(COMPILE):
+            print(f"   first step incl. compile (wall s) by round: {[round(x, 1) for x in warmup[e]]}")
         heads.append(
             f"{model} {config}/{step} training throughput: {n_snap / a:.0f} INR-snapshots/s "
             f"({statistics.median(ratios):.2f} x previous)"
@@ -336,11 +358,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=None, help="alternating child runs per side (default 5, quick 2)")
     ap.add_argument("--reps", type=int, default=None, help="timed steps per child run (default 3, quick 1)")
     ap.add_argument("--mem-child", nargs=4, metavar=("MODEL", "T", "BATCH", "MODE"), help=argparse.SUPPRESS)
-    ap.add_argument("--step-child", nargs=4, metavar=("MODEL", "CONFIG", "STEP", "REPS"), help=argparse.SUPPRESS)
+    child = ("MODEL", "CONFIG", "STEP", "REPS", "SIDE")
+    ap.add_argument("--step-child", nargs=5, metavar=child, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.step_child:
-        model, config, step, reps = args.step_child
-        step_child(model, config, step, int(reps))
+        model, config, step, reps, side = args.step_child
+        step_child(model, config, step, int(reps), side)
         return
     if args.mem_child:
         name, T, batch, mode = args.mem_child
@@ -393,7 +416,7 @@ def main() -> None:
         print("\n3) peak extra memory of one training step, batch", batch)
         for name in ("GTH-GMN", "GMN", "NFN_NP"):
             print(f"{name:8s} {peak_mib(name, T if name == 'GTH-GMN' else 1, batch, 'train'):8.1f} MiB")
-    print("\n4) torch.compile of the attention layers (GTH-GMN stage-1 step)")
+    print("\n4) torch.compile of the recurrence and the stage-1 pair terms (GTH-GMN stage-1 step)")
     eager, _, _ = time_steps("GTH-GMN", zoo, batch, reps + 1, snapshots="all", stage1=True)
     comp, n_read, first = time_steps("GTH-GMN", zoo, batch, reps + 1, snapshots="all", stage1=True, compile=True)
     print(f"eager {eager:.3f} s/step, compiled {comp:.3f} s/step (first step incl. compile: {first:.0f} s)")
