@@ -40,10 +40,15 @@ branch of the block files (``i``/``j`` the source/target tensor index; ``set`` =
 
 ``DWSModelForClassification`` (``nn/models.py``) = ``DWSLayer(1 -> h)`` + ``n_hidden`` x
 (``BN``: ``2L`` ``BatchNorm1d(h)`` = ``2L * 2h``; ``DWSLayer(h -> h)``) + ``InvariantLayer`` =
-``lin(h (2L - 3) + h d_0 + 2 h d_L, n_classes)``. For 2-32-32-1 INRs, 10 classes, ``h = 32``: the first
-DWS layer has 16,528 parameters, each hidden one 132,368, each ``BN`` 384, the invariant layer
-``lin(32 * 6, 10)`` = 1,930, total 16,528 + 4 (384 + 132,368) + 1,930 = 549,466 with ``T = 1``
-input channel... (the exact figures are asserted below against the counting function).
+``lin(h (2L - 3) + h d_0 + 2 h d_L, n_classes)``. With ``h = 32``, 4 hidden layers:
+
+* 2-32-32-1 INRs, 10 classes (the MNIST-INR run): first DWS layer 32,000, each hidden one 129,216,
+  each ``BN`` 384, invariant layer ``lin(32 * 3 + 32 * 2 + 64 * 1, 10)`` = 2,250; total
+  32,000 + 4 (384 + 129,216) + 2,250 = 552,650.
+* 3-16-16-4, 10 classes: 86,720 + 4 (384 + 389,280) + ``lin(32 * 3 + 32 * 3 + 64 * 4, 10)`` = 4,490;
+  total 1,649,866. Here ``W_1 -> W_2`` is ``sab(32, 32)`` = 4,224 per hidden layer; a map with one
+  output per output neuron, ``sab(32, 4 * 32)`` = 29,184, would add 4 * 24,960 + 16,032 (first layer,
+  ``sab(1, 32)`` against ``sab(1, 128)``) = 115,872.
 
 **Neural Graphs PNA** (``mkofinas/neural-graphs``, ``experiments/inr_classification``: ``configs/model/
 pna.yaml`` with ``scripts/mnist_cls_pna.sh`` -- ``d_hid = 32``, 4 layers, aggregators mean/min/max/std,
@@ -63,7 +68,6 @@ features of size 128, one input layer, position embeddings):
 For 2-32-32-1 and 10 classes: 160 + 2 * 8,224 + 2 * 1,056 + 4 * 14,496 + 3 * 64 + 3 * 4,224 +
 (1,056 + 1,056 + 330) = 92,010.
 """
-
 
 from __future__ import annotations
 
@@ -152,7 +156,13 @@ def dwsnets_classifier_count(
 
 
 def neural_graphs_pna_count(
-    layout: tuple[int, ...], n_classes: int, d: int = 32, layers: int = 4, rff: int = 128, aggregators: int = 4, scalers: int = 2
+    layout: tuple[int, ...],
+    n_classes: int,
+    d: int = 32,
+    layers: int = 4,
+    rff: int = 128,
+    aggregators: int = 4,
+    scalers: int = 2,
 ) -> int:
     """``GNNForClassification`` with ``GraphConstructor`` and ``PNA`` (``nn/gnn.py``, ``nn/graph_constructor.py``)."""
     L = len(layout) - 1
@@ -165,3 +175,65 @@ def neural_graphs_pna_count(
 
 def trainable(m: torch.nn.Module) -> int:
     return sum(p.numel() for p in m.parameters() if p.requires_grad)
+
+
+# ------------------------------------------------------------------ the counting functions themselves
+def test_counting_functions_reproduce_the_docstring_arithmetic():
+    """The per-layer figures derived in the module docstring, from the counting functions."""
+    assert set_layer_count(32, 32, "sab") == 4_224 and set_layer_count(32, 128, "sab") == 29_184
+    assert dwsnets_layer_count((2, 32, 32, 1), 1, 32) == 32_000
+    assert dwsnets_layer_count((2, 32, 32, 1), 32, 32) == 129_216
+    assert dwsnets_classifier_count((2, 32, 32, 1), 10) == 32_000 + 4 * (384 + 129_216) + 2_250 == 552_650
+    assert dwsnets_layer_count((3, 16, 16, 4), 1, 32) == 86_720
+    assert dwsnets_layer_count((3, 16, 16, 4), 32, 32) == 389_280
+    assert dwsnets_classifier_count((3, 16, 16, 4), 10) == 86_720 + 4 * (384 + 389_280) + 4_490 == 1_649_866
+    conv = lin(32, 64) + lin(64, 32) + lin(9 * 32, 32) + lin(32, 32)
+    assert conv == 14_496
+    expect = 160 + 2 * 8_224 + 2 * 1_056 + 4 * conv + 3 * 64 + 3 * 4_224 + (1_056 + 1_056 + 330)
+    assert neural_graphs_pna_count((2, 32, 32, 1), 10) == expect == 92_010
+
+
+# ------------------------------------------------------------------ (a), (c): DWSNets' classifier
+@pytest.mark.parametrize(
+    "sizes,k,set_layer,T",
+    [
+        ((2, 32, 32, 1), 10, "sab", 1),  # (a) the MNIST-INR run
+        ((3, 16, 16, 4), 10, "sab", 1),  # (c) four output neurons
+        ((3, 16, 16, 4), 10, "ds", 2),  # the DeepSets set layer, two input channels
+        ((2, 5, 4, 3, 6), 7, "sab", 1),  # L = 4: internal W_1 -> W_1, b_0 -> W_3 broadcast
+    ],
+)
+def test_dwsnet_counts_equal_the_reference_configuration(sizes, k, set_layer, T):
+    """Ours built with the MNIST trainer's settings (its defaults are ours too: hidden 32, 4 hidden DWS
+    layers, max reduction, 8 heads, BatchNorm), layer by layer and in total."""
+    m = DWSNet("classification", k, sizes, T, hidden=32, n_hidden=4, reduction="max", set_layer=set_layer, bn=True)
+    assert trainable(m.layers[0]) == dwsnets_layer_count(sizes, T, 32, set_layer)
+    assert all(trainable(x) == dwsnets_layer_count(sizes, 32, 32, set_layer) for x in m.layers[1:])
+    assert trainable(m) == dwsnets_classifier_count(sizes, k, c_in=T, kind=set_layer)
+    assert trainable(DWSNet("classification", k, sizes, T, set_layer=set_layer)) == trainable(m)  # the defaults
+
+
+def test_dwsnet_accuracy_head_on_03_classifier_shapes():
+    """03's accuracy predictor on 64-32-32-10 classifiers: the reference classifier with one output."""
+    sizes = (64, 32, 32, 10)
+    m = DWSNet("accuracy", 1, sizes, 1, set_layer="ds")
+    assert trainable(m) == dwsnets_classifier_count(sizes, 1, kind="ds")
+
+
+# ------------------------------------------------------------------ (b): Neural Graphs' PNA GMN
+def test_gmn_count_equals_the_neural_graphs_mnist_configuration():
+    """Ours built with ``pna.yaml`` + ``mnist_cls_pna.sh`` (the same as our defaults), component by component."""
+    sizes, d = (2, 32, 32, 1), 32
+    m = GMN(
+        "classification", 10, sizes, 1, hidden=d, depth=4, readout="output", reverse_edges=True,
+        fourier_dim=128, fourier_sigma=3.0, norm="batch", edge_updates=True, modulate_edges=True, pos_embed=True,
+    )  # fmt: skip
+    assert trainable(m) == neural_graphs_pna_count(sizes, 10) == trainable(GMN("classification", 10, sizes, 1))
+    conv = lin(d, 2 * d) + lin(2 * d, d) + lin(9 * d, d) + lin(d, d)
+    assert all(trainable(c) == conv for c in m.convs) and len(m.convs) == 4
+    assert all(trainable(e) == 4 * lin(d, d) for e in m.edge_mlps) and len(m.edge_mlps) == 3
+    assert all(trainable(n) == 2 * d for n in m.norms) and len(m.norms) == 3
+    # the Fourier projections are fixed (rff's GaussianEncoding: requires_grad=False), so not counted
+    assert {n for n, _ in m.named_buffers()} == {"edge_proj.0.B", "node_proj.0.B"}
+    # rev_edge_features changes only the fixed projection's input width (3 vs 1), not the count
+    assert trainable(GMN("classification", 10, sizes, 1, reverse_edges=False)) == trainable(m)

@@ -27,7 +27,9 @@ internal ``GeneralMatrixSetLayer``: ``W_{L-2}`` max-pooled over its rows, a set 
 ``d_{L-1}`` neurons with ``C -> C'`` features, repeated over the outputs). At ``d_L = 1`` a broadcast
 and a per-position output are the same map; for ``d_L > 1`` (classifiers) the per-position version
 has ``d_L`` times the output features and different outputs. With ``L = 2`` (no reference model:
-``DWSModel`` asserts ``L > 2``) every map follows the axis rules. Set attention (:class:`SetAttention`) is the Set Transformer's SAB without layer norm:
+``DWSModel`` asserts ``L > 2``) every map follows the axis rules.
+
+Set attention (:class:`SetAttention`) is the Set Transformer's SAB without layer norm:
 ``O = Q + \mathrm{softmax}(Q K^T / \sqrt{C'}) V`` per head, then ``O + \mathrm{ReLU}(W_o O)``; the
 last layer uses one head. Every ``Linear`` of a layer is initialised as the reference's
 ``_init_model_params``: Xavier-normal times :math:`\sqrt{2\,\mathrm{fan_{in}}/\mathrm{fan_{out}}}`,
