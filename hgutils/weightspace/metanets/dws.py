@@ -50,7 +50,7 @@ The ``T`` read snapshots enter as ``T`` input channels. Every map commutes with 
 permutations, so layers are equivariant and the model is invariant (tested).
 
 Cost: flattening fixed positions into features makes the maps that touch ``W_0`` grow with
-:math:`(d_0 h)^2`: 0.55 M parameters for 2-32-32-1 INRs at ``h = 32``, 133 M for 64-32-32-10
+:math:`(d_0 h)^2`: 0.55 M parameters for 2-32-32-1 INRs at ``h = 32``, 132 M for 64-32-32-10
 classifiers. ``set_layer="ds"`` (DeepSets) is the reference's cheaper set layer.
 """
 
