@@ -19,9 +19,17 @@ tensor ``X`` (weights and biases), and the sum is divided by ``2L`` (the referen
   ``(A x + B\,\mathrm{pool}_{rows} x + C\,\mathrm{pool}_{cols} x + D\,\mathrm{pool}_{all} x) / 4``;
 * a hidden axis of ``Y`` absent from ``X`` is broadcast.
 
-One exception copies the reference: ``b_i -> W_{L-1}`` for ``i <= L-3`` is broadcast over the output
-positions of ``W_{L-1}`` too (the reference's ``NonNeighborInternalLayer`` gives it no per-position
-output). Set attention (:class:`SetAttention`) is the Set Transformer's SAB without layer norm:
+Two exceptions copy the reference (:func:`broadcast_over_outputs`): two maps into the last weight
+matrix ``W_{L-1}`` are computed as if its output axis were an internal one and broadcast over the
+``d_L`` output positions -- ``b_i -> W_{L-1}`` for ``i <= L-3`` (the reference's
+``NonNeighborInternalLayer``) and ``W_{L-2} -> W_{L-1}`` (``WeightToWeightBlock`` builds it as an
+internal ``GeneralMatrixSetLayer``: ``W_{L-2}`` max-pooled over its rows, a set layer over the
+``d_{L-1}`` neurons with ``C -> C'`` features, repeated over the outputs). At ``d_L = 1`` a broadcast
+and a per-position output are the same map; for ``d_L > 1`` (classifiers) the per-position version
+has ``d_L`` times the output features and different outputs. With ``L = 2`` (no reference model:
+``DWSModel`` asserts ``L > 2``) every map follows the axis rules.
+
+Set attention (:class:`SetAttention`) is the Set Transformer's SAB without layer norm:
 ``O = Q + \mathrm{softmax}(Q K^T / \sqrt{C'}) V`` per head, then ``O + \mathrm{ReLU}(W_o O)``; the
 last layer uses one head. Every ``Linear`` of a layer is initialised as the reference's
 ``_init_model_params``: Xavier-normal times :math:`\sqrt{2\,\mathrm{fan_{in}}/\mathrm{fan_{out}}}`,
@@ -42,7 +50,7 @@ The ``T`` read snapshots enter as ``T`` input channels. Every map commutes with 
 permutations, so layers are equivariant and the model is invariant (tested).
 
 Cost: flattening fixed positions into features makes the maps that touch ``W_0`` grow with
-:math:`(d_0 h)^2`: 0.55 M parameters for 2-32-32-1 INRs at ``h = 32``, 133 M for 64-32-32-10
+:math:`(d_0 h)^2`: 0.55 M parameters for 2-32-32-1 INRs at ``h = 32``, 132 M for 64-32-32-10
 classifiers. ``set_layer="ds"`` (DeepSets) is the reference's cheaper set layer.
 """
 
@@ -221,6 +229,16 @@ def _b_axes(j: int) -> tuple[int]:
     return (j + 1,)
 
 
+def broadcast_over_outputs(src: str, i: int, dst: str, j: int, L: int) -> bool:
+    """Whether the reference computes the map ``src_i -> dst_j`` (``"W"`` / ``"b"``) without per-output
+    positions and broadcasts it over the ``d_L`` outputs of ``W_{L-1}`` (module docstring): ``b_i -> W_{L-1}``
+    for ``i <= L-3`` (``nn/layers/bias_to_weight.py``) and ``W_{L-2} -> W_{L-1}`` for ``L >= 3``
+    (``nn/layers/weight_to_weight.py``)."""
+    if dst != "W" or j != L - 1:
+        return False
+    return i <= L - 3 if src == "b" else (i == L - 2 and L >= 3)
+
+
 def init_reference_(module: nn.Module, scale: float = 1.0) -> None:
     r"""The reference DWS-layer init: every ``Linear`` Xavier-normal times :math:`\sqrt{2 n_{in}/n_{out}}` times
     ``scale``, biases :math:`U(-10^{-4}, 10^{-4})`."""
@@ -266,8 +284,8 @@ class DWSLayer(nn.Module):
                 for i in range(L):
                     for j in range(L):
                         xa, ya = axes[src](i), axes[dst](j)
-                        ref_exception = src == "b" and dst == "W" and j == L - 1 and i <= L - 3
-                        self.maps[f"{src}{i}_{dst}{j}"] = DWSMap(xa, ya, fixed_out_features=not ref_exception, **kw)
+                        per_out = not broadcast_over_outputs(src, i, dst, j, L)
+                        self.maps[f"{src}{i}_{dst}{j}"] = DWSMap(xa, ya, fixed_out_features=per_out, **kw)
         init_reference_(self, init_scale)
 
     def forward(self, feats: Feats) -> Feats:
