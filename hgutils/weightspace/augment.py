@@ -35,7 +35,7 @@ depth 1 (tested); 3 and 4 perturb the function.
 Neural Graphs' CNN-zoo runs (``experiments/data_generalization.py``, ``augmentation: True`` in
 ``configs/data/zoo_cifar_nfn.yaml``) keep only transforms 3 and 4, with Gaussian noise
 (:data:`WEIGHT_NOISE_DEFAULTS`): the coordinate transforms 1, 2 and 5 mean something only for a
-network whose input is a coordinate (an INR), so :func:`check_applies` refuses them on any other
+network whose input is a coordinate (an INR), so :func:`for_zoo` switches them off on any other
 zoo. :func:`augment_weight_data` applies a setting to a training batch of the meta-networks'
 :class:`~hgutils.weightspace.metanets.base.WeightData`: it undoes the batch's input
 standardisation, augments the raw weights and standardises again with the same statistics, as the
@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -65,7 +65,7 @@ __all__ = [
     "INRAugmentation",
     "augment_inr",
     "augment_weight_data",
-    "check_applies",
+    "for_zoo",
     "rotate_inputs",
     "rotation_matrices",
     "scale_inputs",
@@ -128,17 +128,14 @@ WEIGHT_NOISE_DEFAULTS = INRAugmentation(translation=0.0, rotation_degrees=0.0, n
 COORDINATE_ZOO_KINDS: tuple[str, ...] = ("inr", "sine")
 
 
-def check_applies(settings: INRAugmentation, zoo_kind: str | None) -> None:
-    """Refuse, with a ``ValueError`` naming them, coordinate transforms (translation, rotation, input
-    scale) on a zoo whose networks do not read input coordinates (``zoo_kind`` not in
-    :data:`COORDINATE_ZOO_KINDS`, e.g. ``"classifier"``, or unknown); noise and dropout apply to any zoo."""
+def for_zoo(settings: INRAugmentation, zoo_kind: str | None) -> INRAugmentation:
+    """``settings`` restricted to the transforms that apply to a zoo of kind ``zoo_kind`` (``zoo.info["kind"]``):
+    all of them on a zoo of INRs (:data:`COORDINATE_ZOO_KINDS`); on any other zoo (a classifier zoo, or one
+    of unknown kind) the coordinate transforms -- translation, rotation, input scale -- are switched off
+    and noise and dropout kept, as Neural Graphs augments its CNN zoo."""
     if zoo_kind in COORDINATE_ZOO_KINDS or not settings.coordinate_transforms:
-        return
-    raise ValueError(
-        f"the augmentation's {', '.join(settings.coordinate_transforms)} transform the input coordinates of an INR; "
-        f"this zoo's networks (kind {zoo_kind!r}) do not read coordinates. Use noise and dropout only, e.g. "
-        "hgutils.weightspace.augment.WEIGHT_NOISE_DEFAULTS (Neural Graphs' CNN-zoo augmentation)"
-    )
+        return settings
+    return replace(settings, translation=0.0, rotation_degrees=0.0, input_scale=0.0)
 
 
 def _uniform(n: int, half_width: float, g: torch.Generator | None, like: Tensor, centre: float = 0.0) -> Tensor:

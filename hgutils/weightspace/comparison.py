@@ -628,8 +628,9 @@ def run_comparison(
         recipe's magnitudes -- and/or variant names, which opt in with their recipe's magnitudes or,
         without a recipe, the references' (:data:`~hgutils.weightspace.augment.REFERENCE_DEFAULTS` on
         INR zoos, noise and dropout only -- :data:`~hgutils.weightspace.augment.WEIGHT_NOISE_DEFAULTS`
-        -- on others). Empty: no model. Refused for GTH-GMN (graph inputs), for ``inputs`` ``"delta"``
-        and ``"rms"``, and for coordinate transforms on a zoo that is not of INRs.
+        -- on others). Empty: no model. On a zoo that is not of INRs (``zoo.info["kind"]``) the coordinate
+        transforms are switched off (:func:`~hgutils.weightspace.augment.for_zoo`; the row's ``augment``
+        column lists what ran). Refused for GTH-GMN (graph inputs) and for ``inputs`` ``"delta"`` and ``"rms"``.
     workers
         ``1``: every (variant, seed) run in this process. ``k > 1``: the runs are fitted in ``k``
         forked processes with one thread each (after the learning-rate searches, which stay here);
@@ -823,7 +824,7 @@ class _Runner:
     def augment_of(self, name: str) -> Any:
         """The weight-space augmentation of ``name``'s training batches (``None``: none; run_comparison's
         ``augment``); raises ``ValueError`` where it cannot apply."""
-        from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS, check_applies
+        from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS, for_zoo
 
         r, kind = self.recipe(name), self.raw.info.get("kind")
         if name in self.augment:
@@ -839,8 +840,7 @@ class _Runner:
             raise ValueError(
                 f"augmenting {name} needs raw or per-entry standardised inputs; its inputs are {self.inputs_of(name)!r}"
             )
-        check_applies(aug, kind)
-        return aug
+        return for_zoo(aug, kind)  # the coordinate transforms only on INR zoos (the row's augment column says)
 
     def recipe(self, name: str) -> Any:
         """The reference recipe variant ``name`` trains with (``None``: the shared settings)."""
