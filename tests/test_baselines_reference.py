@@ -367,11 +367,13 @@ def test_recipes_name_their_source_and_models_read_their_dropout():
         Recipe("adam", 1e-3, 0.0, 8, 10, dropout=1.5)
     with pytest.raises(ValueError, match="inputs"):
         Recipe("adam", 1e-3, 0.0, 8, 10, inputs="zscore")
-    from hgutils.weightspace.comparison import INPUTS
+    from hgutils.weightspace.metanets.recipes import RECIPE_INPUTS
 
-    assert {r.inputs for r in RECIPES.values()} <= set(INPUTS)
+    assert {r.inputs for r in RECIPES.values()} <= set(RECIPE_INPUTS)
     assert recipe_for("DWSNet", "classification").inputs == "standardize"
-    assert recipe_for("StatNN", "accuracy").inputs == "none" and recipe_for("GMN", "classification").inputs == "rms"
+    assert (
+        recipe_for("StatNN", "accuracy").inputs == "none" and recipe_for("GMN", "classification").inputs == "per_layer"
+    )
 
 
 def test_reference_output_heads():

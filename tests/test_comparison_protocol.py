@@ -172,11 +172,12 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
         gmn.warmup_steps,
         gmn.grad_clip,
     )
-    assert (cfg.batch_size, cfg.epochs, cfg.seed) == (6, 2, 1)  # same data and budget as every model
+    n_train = len(splits.train)  # 12, below GMN's batch of 128: one batch of the whole split
+    assert (cfg.batch_size, cfg.epochs, cfg.seed) == (n_train, 2, 1)  # the shared epoch cap
     assert runner.train_cfg_of("FlatMLP", 0, 3e-3) == dataclasses.replace(shared, seed=0)  # no recipe: shared
     full = cmp._Runner(zoo, "classification", y, 2, splits, shared, None, None, "full").train_cfg_of("StatNN", 0, 1e-3)
     stat = recipe_for("StatNN", "classification")
-    assert (full.batch_size, full.epochs, full.optimizer) == (stat.batch_size, stat.epochs, "adam")
+    assert (full.batch_size, full.epochs, full.optimizer) == (stat.batch_size, stat.epochs, "adam")  # 8 <= 12
     run = cmp.run_comparison(
         zoo,
         "classification",
@@ -221,9 +222,16 @@ def test_recipe_learning_rates_follow_the_batch_size_by_the_named_rule(tmp_path,
     shared = TrainConfig(epochs=1, batch_size=2, patience=1000)
     stat = recipe_for("StatNN", "classification")  # batch 8
     kw = dict(train_cfg=shared, recipes="optimizer")
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], recipe_lr_scaling="sqrt", **kw)
+    small = cmp.Splits(splits.train[:2], splits.val, splits.test)  # 2 training networks: the batch the split allows
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], small, [0], recipe_lr_scaling="sqrt", **kw)
     row = run.table.iloc[0]
     assert row["lr"] == pytest.approx(stat.lr * 0.5) and "sqrt-scaled from batch 8 to 2" in row["recipe"]
+    assert row["batch_size"] == 2 and row["reference_batch"] == 8
+    assert cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], small, [0], **kw).table.iloc[0]["lr"] == (
+        pytest.approx(stat.lr * 0.5)  # sqrt is the default rule
+    )
+    ok = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], recipe_lr_scaling="sqrt", **kw)
+    assert ok.table.iloc[0]["batch_size"] == 8 and ok.table.iloc[0]["lr"] == stat.lr  # the split holds 8: unscaled
     full = cmp.run_comparison(
         zoo,
         "classification",

@@ -10,12 +10,16 @@ import torch
 
 from hgutils.weightspace.augment import (
     REFERENCE_DEFAULTS,
+    WEIGHT_NOISE_DEFAULTS,
     INRAugmentation,
     augment_inr,
+    augment_weight_data,
+    for_zoo,
     rotate_inputs,
     scale_inputs,
     translate_inputs,
 )
+from hgutils.weightspace.metanets.base import WeightData
 from hgutils.weightspace.stacked import init_mlp, mlp_forward
 
 SIZES = (2, 32, 32, 1)
@@ -130,3 +134,60 @@ def test_bad_input_is_refused_with_a_clear_message():
         rotate_inputs({"W0": torch.zeros(2, 3, 4), "b0": torch.zeros(2, 3)}, torch.zeros(2))
     with pytest.raises(ValueError, match="depth"):
         translate_inputs(_sirens(2), torch.zeros(2, 2, dtype=torch.float64), torch.tensor([1, 3]))
+
+
+def test_a_one_dimensional_sine_inr_translated_and_scaled_renders_the_moved_function():
+    """02's sine INRs have one input: translation and input scaling apply (rotation needs 2-d inputs)."""
+    g = torch.Generator().manual_seed(3)
+    params = init_mlp(3, (1, 16, 16, 1), scheme="siren", generator=g, dtype=torch.float64)
+    t = torch.tensor([[0.3], [-0.1], [0.05]], dtype=torch.float64)
+    a = torch.tensor([0.9, 1.1, 1.2], dtype=torch.float64)
+    out = scale_inputs(translate_inputs(params, t, 1), a)
+    x = torch.linspace(-1, 1, 41, dtype=torch.float64)[None, :, None].expand(3, -1, -1)
+    want = mlp_forward(params, a[:, None, None] * x + t[:, None, :], "sine", omega0=30.0)  # f(a x + t)
+    assert torch.allclose(mlp_forward(out, x, "sine", omega0=30.0), want, atol=1e-10)
+    s = INRAugmentation(noise=0, dropout=0)
+    moved = augment_inr(params, torch.Generator().manual_seed(0), s)
+    assert torch.equal(moved["W1"], params["W1"]) and not torch.equal(moved["W0"], params["W0"])
+
+
+def _standardised_batch(n: int = 6, T: int = 2) -> tuple[WeightData, dict[str, torch.Tensor]]:
+    g = torch.Generator().manual_seed(0)
+    raw = init_mlp(n * T, SIZES, scheme="siren", generator=g, dtype=torch.float64)
+    raw = {k: v.reshape(n, T, *v.shape[1:]) for k, v in raw.items()}
+    norm = tuple((raw[f"{p}{l}"].mean(0), raw[f"{p}{l}"].std(0)) for l in range(3) for p in "Wb")  # per entry
+    z = {
+        f"{p}{l}": (raw[f"{p}{l}"] - norm[2 * l + k][0]) / norm[2 * l + k][1]
+        for l in range(3)
+        for k, p in enumerate("Wb")
+    }
+    data = WeightData(tuple(z[f"W{l}"] for l in range(3)), tuple(z[f"b{l}"] for l in range(3)), norm)
+    return data, raw
+
+
+def test_a_standardised_batch_is_augmented_on_its_raw_weights_then_standardised_again():
+    data, raw = _standardised_batch()
+    out = augment_weight_data(data, torch.Generator().manual_seed(7), REFERENCE_DEFAULTS)
+    direct = augment_inr(raw, torch.Generator().manual_seed(7), REFERENCE_DEFAULTS)
+    assert out.norm is data.norm
+    for l in range(3):
+        for k, (p, x) in enumerate((("W", out.weights[l]), ("b", out.biases[l]))):
+            mu, d = data.norm[2 * l + k]
+            assert torch.allclose(x * d + mu, direct[f"{p}{l}"], atol=1e-10), f"{p}{l}"
+    plain = WeightData(tuple(raw[f"W{l}"] for l in range(3)), tuple(raw[f"b{l}"] for l in range(3)))
+    same = augment_weight_data(plain, torch.Generator().manual_seed(7), REFERENCE_DEFAULTS)  # raw: as it is
+    assert all(torch.equal(same.weights[l], direct[f"W{l}"]) for l in range(3))
+    with pytest.raises(ValueError, match="WeightData"):
+        augment_weight_data(raw, None, REFERENCE_DEFAULTS)
+
+
+def test_coordinate_transforms_are_switched_off_on_zoos_that_are_not_of_inrs():
+    assert for_zoo(REFERENCE_DEFAULTS, "inr") is REFERENCE_DEFAULTS and for_zoo(REFERENCE_DEFAULTS, "sine").translation
+    kept = for_zoo(REFERENCE_DEFAULTS, "classifier")
+    assert kept.coordinate_transforms == () and (kept.noise, kept.dropout) == (0.1, 0.01)
+    assert for_zoo(REFERENCE_DEFAULTS, None).coordinate_transforms == ()  # unknown kind: not assumed to be INRs
+    assert for_zoo(WEIGHT_NOISE_DEFAULTS, "classifier") is WEIGHT_NOISE_DEFAULTS
+    assert REFERENCE_DEFAULTS.describe() == (
+        "translation 0.25, rotation 45, reference noise 0.1 std, dropout 0.01, input scale 0.2"
+    )
+    assert INRAugmentation(0, 0, 0, dropout=0, input_scale=0).describe() == "none"

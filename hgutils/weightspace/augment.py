@@ -32,6 +32,15 @@ Defaults are the references' (:data:`REFERENCE_DEFAULTS`): :math:`s_t = 0.25`,
 Transforms 1, 2 and 5 compose to the exact input transform :math:`f'(x) = f(a R_\theta x + t)` at
 depth 1 (tested); 3 and 4 perturb the function.
 
+Neural Graphs' CNN-zoo runs (``experiments/data_generalization.py``, ``augmentation: True`` in
+``configs/data/zoo_cifar_nfn.yaml``) keep only transforms 3 and 4, with Gaussian noise
+(:data:`WEIGHT_NOISE_DEFAULTS`): the coordinate transforms 1, 2 and 5 mean something only for a
+network whose input is a coordinate (an INR), so :func:`for_zoo` switches them off on any other
+zoo. :func:`augment_weight_data` applies a setting to a training batch of the meta-networks'
+:class:`~hgutils.weightspace.metanets.base.WeightData`: it undoes the batch's input
+standardisation, augments the raw weights and standardises again with the same statistics, as the
+references augment before they normalise.
+
 Parameters are the stacked dict of :mod:`hgutils.weightspace.stacked`, ``W_l [N, ..., out, in]`` and
 ``b_l [N, ..., out]``: the first dimension indexes networks (one draw each) and any dimensions between
 it and the matrix -- the ``T`` snapshots of a trajectory -- share their network's draw, so a whole
@@ -42,16 +51,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 from torch import Tensor
 
 __all__ = [
+    "COORDINATE_ZOO_KINDS",
     "NOISE_KINDS",
     "REFERENCE_DEFAULTS",
+    "WEIGHT_NOISE_DEFAULTS",
     "INRAugmentation",
     "augment_inr",
+    "augment_weight_data",
+    "for_zoo",
     "rotate_inputs",
     "rotation_matrices",
     "scale_inputs",
@@ -89,9 +103,39 @@ class INRAugmentation:
         if self.max_depth is not None and self.max_depth < 1:
             raise ValueError(f"INRAugmentation.max_depth must be >= 1 or None; got {self.max_depth!r}")
 
+    @property
+    def coordinate_transforms(self) -> tuple[str, ...]:
+        """The transforms switched on that act on the input coordinates (1, 2 and 5)."""
+        on = {"translation": self.translation, "rotation_degrees": self.rotation_degrees}
+        on["input_scale"] = self.input_scale
+        return tuple(k for k, v in on.items() if v > 0)
+
+    def describe(self) -> str:
+        """One line for tables: the transforms switched on and their magnitudes."""
+        parts = [f"{k} {v:g}" for k, v in (("translation", self.translation), ("rotation", self.rotation_degrees)) if v]
+        if self.noise > 0 and self.noise_kind != "none":
+            parts.append(f"{self.noise_kind} noise {self.noise:g} std")
+        parts += [f"{k} {v:g}" for k, v in (("dropout", self.dropout), ("input scale", self.input_scale)) if v]
+        return ", ".join(parts) or "none"
+
 
 #: The magnitudes both references train with (DWSNets ``INRDataset`` defaults, kept by Neural Graphs).
 REFERENCE_DEFAULTS = INRAugmentation()
+#: Neural Graphs' augmentation of its CNN zoo (``experiments/data_generalization.py``): Gaussian noise of
+#: 0.1 std per tensor and dropout 0.01, no coordinate transforms (valid on any zoo)
+WEIGHT_NOISE_DEFAULTS = INRAugmentation(translation=0.0, rotation_degrees=0.0, noise_kind="gaussian", input_scale=0.0)
+#: zoo kinds (``zoo.info["kind"]``) whose networks read input coordinates: the coordinate transforms apply
+COORDINATE_ZOO_KINDS: tuple[str, ...] = ("inr", "sine")
+
+
+def for_zoo(settings: INRAugmentation, zoo_kind: str | None) -> INRAugmentation:
+    """``settings`` restricted to the transforms that apply to a zoo of kind ``zoo_kind`` (``zoo.info["kind"]``):
+    all of them on a zoo of INRs (:data:`COORDINATE_ZOO_KINDS`); on any other zoo (a classifier zoo, or one
+    of unknown kind) the coordinate transforms -- translation, rotation, input scale -- are switched off
+    and noise and dropout kept, as Neural Graphs augments its CNN zoo."""
+    if zoo_kind in COORDINATE_ZOO_KINDS or not settings.coordinate_transforms:
+        return settings
+    return replace(settings, translation=0.0, rotation_degrees=0.0, input_scale=0.0)
 
 
 def _uniform(n: int, half_width: float, g: torch.Generator | None, like: Tensor, centre: float = 0.0) -> Tensor:
@@ -239,3 +283,36 @@ def _dropout(x: Tensor, p: float, g: torch.Generator | None, stacked_dims: int) 
     scale the rest by ``1/(1-p)``."""
     keep = torch.rand(_shared_draw(x, stacked_dims), generator=g, dtype=x.dtype, device=x.device) >= p
     return x * keep / (1.0 - p)
+
+
+def augment_weight_data(data: Any, generator: torch.Generator | None, settings: INRAugmentation) -> Any:
+    r"""A training batch ``data`` (:class:`~hgutils.weightspace.metanets.base.WeightData`, ``W_l [B, T,
+    out, in]``) augmented as the references do, before normalisation: with ``data.norm`` the per-tensor
+    ``(\mu, d)`` the entries were normalised with, :math:`\tilde W = (\mathrm{aug}(\tilde W d + \mu) - \mu) / d`
+    (:func:`augment_inr`, one draw per network shared by its snapshots); raw weights (``norm`` ``None``)
+    are augmented as they are. Returns a new container with the same ``norm``.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` is not a weight-tuple container (GTH-GMN's graphs carry no per-tensor weights).
+    """
+    from hgutils.weightspace.metanets.base import WeightData
+
+    if not isinstance(data, WeightData):
+        raise ValueError(
+            f"weight-space augmentation needs a WeightData batch (StatNN, FlatMLP, NFN, DWSNet, GMN); got "
+            f"{type(data).__name__}"
+        )
+    L, norm = len(data.weights), data.norm
+    params: dict[str, Tensor] = {}
+    for l in range(L):
+        for k, (p, x) in enumerate((("W", data.weights[l]), ("b", data.biases[l]))):
+            params[f"{p}{l}"] = x if norm is None else x * norm[2 * l + k][1] + norm[2 * l + k][0]
+    out = augment_inr(params, generator, settings)
+    if norm is not None:
+        for l in range(L):
+            for k, p in enumerate("Wb"):
+                mu, d = norm[2 * l + k]
+                out[f"{p}{l}"] = (out[f"{p}{l}"] - mu) / d
+    return WeightData(tuple(out[f"W{l}"] for l in range(L)), tuple(out[f"b{l}"] for l in range(L)), norm)

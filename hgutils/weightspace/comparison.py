@@ -383,7 +383,10 @@ class ComparisonSettings(Preset):
     split_seed: int = 0  # seed of the one shared split
     recipes: str = "optimizer"  # baselines' reference training recipes (RECIPE_MODES): "none" | "optimizer" |
     # "full"
-    recipe_lr_scaling: str = "none"  # a recipe's lr at our batch size (scaled_lr): "none" | "sqrt" | "linear"
+    recipe_lr_scaling: str = "sqrt"  # a recipe's lr at a batch the split forces below its own (scaled_lr): "none" |
+    # "sqrt" | "linear"
+    augment: tuple[str, ...] = ("recipe",)  # models trained with weight-space augmentation: "recipe" (each recipe's
+    # own: DWSNet, GMN) and/or model names (opt in); () for none
     workers: int = 1  # processes that fit (model, seed) runs side by side, one thread each (1: in this process)
     epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
     # model the budget cannot afford to train to convergence (its capped runs are marked as such)
@@ -413,7 +416,11 @@ class ComparisonSettings(Preset):
         "epoch_caps": (1, 10_000),
     }
     #: the values of the name-like fields (each model name of ``variants`` must be one of VARIANTS)
-    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"inputs": INPUTS, "variants": tuple(VARIANTS)}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "inputs": INPUTS,
+        "variants": tuple(VARIANTS),
+        "augment": ("recipe", *VARIANTS),
+    }
 
     def __post_init__(self) -> None:
         if self.val_fraction + self.test_fraction >= 1.0:
@@ -463,6 +470,7 @@ class ComparisonSettings(Preset):
             "gate": self.gate(),
             "recipes": self.recipes,
             "recipe_lr_scaling": self.recipe_lr_scaling,
+            "augment": self.augment,
             "workers": self.workers,
             "epoch_caps": dict(self.epoch_caps),
         }
@@ -556,7 +564,8 @@ def run_comparison(
     recipes: str = "none",
     workers: int = 1,
     epoch_caps: Mapping[str, int] | None = None,
-    recipe_lr_scaling: str = "none",
+    recipe_lr_scaling: str = "sqrt",
+    augment: Sequence[str] = ("recipe",),
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -600,14 +609,28 @@ def run_comparison(
         (:func:`hgutils.weightspace.metanets.recipe_for`) is trained (:data:`RECIPE_MODES`):
         ``"none"``: like every model, with ``train_cfg`` and the searched learning rate;
         ``"optimizer"``: with its authors' optimiser, learning rate (no search), weight decay,
-        AMSGrad, warmup and gradient clip, on the shared batch size, epoch cap and early stopping
-        (same data and budget); ``"full"``: also the authors' batch size and epoch cap. The row's
-        ``recipe`` column names what was applied.
+        AMSGrad, warmup, gradient clip and batch size (the whole training split when it holds fewer
+        networks, :func:`~hgutils.weightspace.metanets.recipes.recipe_batch_and_lr`), input normalisation
+        (``Recipe.inputs``: the model gets raw weights for ``"per_layer"`` -- GMN standardises them
+        itself -- and ``"none"``) and training augmentation (``augment``), on the shared epoch cap and
+        early stopping; ``"full"``: also the authors' epoch cap. The row's ``recipe`` column names what
+        was applied; :func:`~hgutils.weightspace.metanets.recipes.as_trained` tabulates batch, lr, inputs
+        and augmentation per model.
     recipe_lr_scaling
-        How a recipe's learning rate follows the batch size the run uses instead of the recipe's
-        (:func:`hgutils.weightspace.metanets.recipes.scaled_lr`: ``"none"`` keeps it, ``"sqrt"`` and
-        ``"linear"`` scale it by :math:`(B / B_{ref})^{1/2}` or :math:`B / B_{ref}`); the
-        row's ``lr`` is the rate used and its ``recipe`` column names the rule.
+        How a recipe's learning rate follows a batch size below the recipe's, when the training split
+        is smaller than the recipe's batch (:func:`hgutils.weightspace.metanets.recipes.scaled_lr`:
+        ``"none"`` keeps it, ``"sqrt"`` and ``"linear"`` scale it by :math:`(B / B_{ref})^{1/2}` or
+        :math:`B / B_{ref}`); the row's ``lr`` is the rate used and its ``recipe`` column names the rule.
+    augment
+        Which models train with weight-space augmentation (:mod:`hgutils.weightspace.augment`, applied
+        to the raw weights of every training batch, never to validation or test): ``"recipe"`` --
+        every model whose recipe augments (DWSNet, GMN; not with ``recipes="none"``) with the
+        recipe's magnitudes -- and/or variant names, which opt in with their recipe's magnitudes or,
+        without a recipe, the references' (:data:`~hgutils.weightspace.augment.REFERENCE_DEFAULTS` on
+        INR zoos, noise and dropout only -- :data:`~hgutils.weightspace.augment.WEIGHT_NOISE_DEFAULTS`
+        -- on others). Empty: no model. On a zoo that is not of INRs (``zoo.info["kind"]``) the coordinate
+        transforms are switched off (:func:`~hgutils.weightspace.augment.for_zoo`; the row's ``augment``
+        column lists what ran). Refused for GTH-GMN (graph inputs) and for ``inputs`` ``"delta"`` and ``"rms"``.
     workers
         ``1``: every (variant, seed) run in this process. ``k > 1``: the runs are fitted in ``k``
         forked processes with one thread each (after the learning-rate searches, which stay here);
@@ -629,9 +652,12 @@ def run_comparison(
     runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate, recipes)
     runner.lr_scaling = recipe_lr_scaling
     runner.epoch_caps = {k: int(v) for k, v in (epoch_caps or {}).items()}
+    runner.augment = _check_augment(augment)
     runner.prepare(inputs, drop_constant)
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
+    for name in variants:  # refuse an augmentation that does not apply before any training starts
+        runner.augment_of(name)
     searched: dict[str, str] = {}  # model family -> the variant its learning rate was searched on
     runs: list[tuple[str, int, float, bool]] = []
     for name in list(variants):
@@ -648,6 +674,15 @@ def run_comparison(
         runs += [(name, int(seed), lr, si == 0) for si, seed in enumerate((variant_seeds or {}).get(name, seeds))]
     runner.res.table = pd.DataFrame(runner.fit_all(runs, workers, desc or "models"))
     return runner.res
+
+
+def _check_augment(augment: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(augment, str):
+        augment = (augment,)
+    bad = [a for a in augment if a != "recipe" and a not in VARIANTS]
+    if bad:
+        raise ValueError(f"augment: unknown entries {bad}; use 'recipe' and/or model variants {sorted(VARIANTS)}")
+    return tuple(augment)
 
 
 #: GTH-GMN settings that act after stage 1: variants differing only in these share their stage 1
@@ -752,6 +787,9 @@ class _Runner:
         self.pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
         self.fingerprint = ""
         self.epoch_caps: dict[str, int] = {}
+        self.augment: tuple[str, ...] = ("recipe",)  # run_comparison: augment
+        self.inputs = "standardize"  # the shared inputs (prepare)
+        self.zoos: dict[str, Any] = {}  # prepared zoos by input normalisation
 
     def prepare(self, inputs: str, drop_constant: bool) -> None:
         """Every model's inputs (:func:`prepare_inputs`); models that read the trained weights get the
@@ -761,9 +799,48 @@ class _Runner:
             self.raw = self.raw.snapshots([t for t in range(self.raw.T) if t not in record["dropped_snapshots"]])
         self.res.inputs = record
         self.fingerprint = _fingerprint(self.zoo)
+        self.inputs = inputs
+        self.zoos = {inputs: self.zoo, "none": self.raw, "per_layer": self.raw}
 
     def build(self, name: str) -> Any:
-        return build_variant(name, self.zoo, self.task, self.out_dim, self.gth_overrides)
+        model = build_variant(name, self.zoo, self.task, self.out_dim, self.gth_overrides)
+        if self.inputs_of(name) == "per_layer":  # the model standardises raw weights itself (GMN)
+            if not hasattr(model, "input_norm"):
+                raise ValueError(f"{name}'s recipe asks for per-layer inputs, which {type(model).__name__} lacks")
+            model.input_norm = "per_layer"
+        return model
+
+    def inputs_of(self, name: str) -> str:
+        """The input normalisation ``name`` trains on: its recipe's (``Recipe.inputs``) or the shared one."""
+        r = self.recipe(name)
+        return self.inputs if r is None else r.inputs
+
+    def zoo_for(self, inputs: str) -> Any:
+        """The zoo normalised as ``inputs`` says (raw for ``"none"`` and ``"per_layer"``), prepared once."""
+        if inputs not in self.zoos:
+            self.zoos[inputs] = prepare_inputs(self.raw, self.splits, inputs, drop_constant=False)[0]
+        return self.zoos[inputs]
+
+    def augment_of(self, name: str) -> Any:
+        """The weight-space augmentation of ``name``'s training batches (``None``: none; run_comparison's
+        ``augment``); raises ``ValueError`` where it cannot apply."""
+        from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS, for_zoo
+
+        r, kind = self.recipe(name), self.raw.info.get("kind")
+        if name in self.augment:
+            default = REFERENCE_DEFAULTS if kind in ("inr", "sine") else WEIGHT_NOISE_DEFAULTS
+            aug = r.augment if r is not None and r.augment is not None else default
+        else:
+            aug = r.augment if r is not None and "recipe" in self.augment else None
+        if aug is None:
+            return None
+        if VARIANTS[name].base == "GTH-GMN":
+            raise ValueError(f"{name} reads graphs, not weight tensors: weight-space augmentation does not apply")
+        if self.inputs_of(name) in ("delta", "rms"):
+            raise ValueError(
+                f"augmenting {name} needs raw or per-entry standardised inputs; its inputs are {self.inputs_of(name)!r}"
+            )
+        return for_zoo(aug, kind)  # the coordinate transforms only on INR zoos (the row's augment column says)
 
     def recipe(self, name: str) -> Any:
         """The reference recipe variant ``name`` trains with (``None``: the shared settings)."""
@@ -773,19 +850,20 @@ class _Runner:
 
     def recipe_lr(self, name: str) -> float:
         """The learning rate of ``name``'s recipe at the batch size its runs use (``lr_scaling``)."""
-        from hgutils.weightspace.metanets.recipes import scaled_lr
+        from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr
 
-        r = self.recipe(name)
-        return scaled_lr(r.lr, self._batch_of(r), r.batch_size, self.lr_scaling)
+        return recipe_batch_and_lr(self.recipe(name), len(self.splits.train), self.lr_scaling)[1]
 
     def _batch_of(self, recipe: Any) -> int:
-        """The batch size a run with ``recipe`` uses: the recipe's in ``"full"`` mode, else the shared one."""
-        return recipe.batch_size if self.recipes == "full" else self.train_cfg.batch_size
+        """The batch size a run with ``recipe`` uses: the recipe's, or the whole training split when smaller."""
+        from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr
+
+        return recipe_batch_and_lr(recipe, len(self.splits.train), self.lr_scaling)[0]
 
     def train_cfg_of(self, name: str, seed: int, lr: float) -> Any:
         """The loop settings of one run: the shared ones, with the reference recipe's optimiser
         (and, ``recipes="full"``, its batch size and epoch cap) applied per :func:`run_comparison`."""
-        cfg = replace(self.train_cfg, seed=seed, lr=lr)
+        cfg = replace(self.train_cfg, seed=seed, lr=lr, augment=self.augment_of(name))
         if name in self.epoch_caps:
             cfg = replace(cfg, epochs=self.epoch_caps[name], steps=None)
         r = self.recipe(name)
@@ -798,17 +876,19 @@ class _Runner:
             amsgrad=r.amsgrad,
             warmup_steps=r.warmup_steps,
             grad_clip=r.grad_clip,
+            batch_size=self._batch_of(r),
         )
         if self.recipes == "full":
-            cfg = replace(cfg, batch_size=r.batch_size, epochs=self.epoch_caps.get(name, r.epochs), steps=None)
+            cfg = replace(cfg, epochs=self.epoch_caps.get(name, r.epochs), steps=None)
         return cfg
 
     def data_of(self, model: Any, name: str) -> Any:
         """The prepared container of ``model``'s kind (built once, shared by variants of that kind)."""
-        key = _data_key(model)
+        cls, snaps, raw = _data_key(model)
+        key = (cls, snaps, "graph (raw)" if raw else self.inputs_of(name))
         if key not in self.res.data:
             t0 = time.perf_counter()
-            self.res.data[key] = model.prepare(self.raw if key[2] else self.zoo)
+            self.res.data[key] = model.prepare(self.raw if raw else self.zoo_for(key[2]))
             self.prep_time[key] = time.perf_counter() - t0
         self.res.data_key[name] = key
         return self.res.data[key]
@@ -839,6 +919,7 @@ class _Runner:
             "grid": list(grid),
             "steps": search_steps,
             "seed": seed,
+            "augment": self.augment_of(name),
             "version": 2,
         }
         return cached("lr_search", key, run)
@@ -849,7 +930,7 @@ class _Runner:
 
         seed_everything(seed)
         model = self.build(name)
-        cfg = replace(self.train_cfg, seed=seed, lr=lr, checkpoint_path=None)
+        cfg = replace(self.train_cfg, seed=seed, lr=lr, checkpoint_path=None, augment=self.augment_of(name))
         if search_steps:
             cfg = replace(cfg, steps=search_steps)
         sp = self.splits
@@ -917,6 +998,11 @@ class _Runner:
             "gate": gs["reason"],
             "capped": fr.capped,
             "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
+            "batch_size": cfg.batch_size,
+            "reference_batch": "" if recipe is None else recipe.batch_size,
+            "reference_lr": "" if recipe is None else recipe.lr,
+            "inputs": "raw" if getattr(model, "reads_raw_weights", False) else self.inputs_of(name),
+            "augment": "off" if cfg.augment is None else cfg.augment.describe(),
         }
         for part in ("test", "val", "train"):
             for k, v in fr.metrics.get(part, {}).items():

@@ -38,6 +38,7 @@ from torch import Tensor
 
 from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainLog, TrainTask, train
 from hgutils.repro import config_hash
+from hgutils.weightspace.augment import INRAugmentation, augment_weight_data
 from hgutils.weightspace.metanets.base import MetaNet, to_device
 from hgutils.weightspace.metanets.heads import predict, task_loss
 
@@ -75,12 +76,15 @@ class TrainConfig:
     restore_best: bool = True  # end with the weights of the best validation epoch (else: the last)
     device: str = "cpu"  # "cpu" or "cuda": model and each batch are moved there (data stays where it is)
     probe_size: int = 256  # training networks on which the loss is measured before/after (learnability check)
+    augment: INRAugmentation | None = None  # weight-space augmentation of every training batch (None: off)
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {self.optimizer!r}")
         if self.warmup_steps < 0:
             raise ValueError(f"warmup_steps must be >= 0; got {self.warmup_steps}")
+        if self.augment is not None and not isinstance(self.augment, INRAugmentation):
+            raise ValueError(f"augment must be an INRAugmentation or None; got {self.augment!r}")
 
     def make_optimizer(self, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
         """The Euclidean optimiser of these settings (Adam or AdamW, ``amsgrad``, weight decay)."""
@@ -339,7 +343,10 @@ class MetaNetTask(TrainTask):
     def _terms(self, b: Tensor, progress: float) -> tuple[dict[str, Tensor], dict[str, float]]:
         """The named loss terms of batch ``b`` and their weights (the model's task objective)."""
         model, cfg = self.model, self.cfg
-        batch = to_device(model.train_transform(self.data[b], self.gen), self.dev)
+        batch = self.data[b]
+        if cfg.augment is not None:  # raw weights augmented, then normalised as before (training batches only)
+            batch = augment_weight_data(batch, self.gen, cfg.augment)
+        batch = to_device(model.train_transform(batch, self.gen), self.dev)
         model.set_progress(progress)
         target = None if self.target is None else self.target[b].to(self.dev)
         terms = model.loss_terms(batch, target, progress, self.gen, cfg.temperature, cfg.aug_shift, cfg.aug_drop)
@@ -568,6 +575,7 @@ def fit(
     if cfg.epochs < 1 or cfg.batch_size < 1 or (cfg.steps is not None and cfg.steps < 1):
         raise ValueError(f"epochs, steps and batch_size must be >= 1; got {cfg.epochs}, {cfg.steps}, {cfg.batch_size}")
     gate = gate or LearnabilityGate()
+    model.fit_inputs(data, tr)  # input statistics of the training networks (GMN's per-layer standardisation)
     chance = _chance(model.task, target, tr)
     protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
     desc = desc or type(model).__name__

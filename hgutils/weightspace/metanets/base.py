@@ -278,6 +278,10 @@ class MetaNet(nn.Module, abc.ABC):
     def check_data(self, data: Any) -> None:
         """Raise ``ValueError`` when ``data`` does not fit the architecture this model was built for."""
 
+    def fit_inputs(self, data: Any, train_idx: Tensor) -> None:
+        """Input statistics a model computes from its training networks before training (GMN's per-layer
+        standardisation); nothing by default. :func:`hgutils.weightspace.tasks.fit` calls it."""
+
     def augment(self, batch: Any, generator: torch.Generator | None, shift: float = 0.2, drop: float = 0.5) -> Any:
         """The self-supervised view of a batch: DWSNets' shift + dropout before normalisation
         (:meth:`WeightData.dwsnets_view`)."""

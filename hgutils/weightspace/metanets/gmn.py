@@ -24,10 +24,18 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
   project's earlier GMN (an edge-MPNN with bias nodes and per-node LayerNorm, whose pooled vectors
   hardly differed between networks, so it stayed at chance on INR zoos), kept as an ablation.
 
-The per-layer input standardisation of the reference (one mean and std per weight matrix and bias
-vector, ``data.stats``) is left to the shared input preparation, which standardises every entry
-(``hgutils.weightspace.comparison.prepare_inputs``); after it the reference's per-layer statistics
-are (0, 1). Every step commutes with a permutation of the hidden neurons of any layer, and the
+**input standardisation** (``input_norm``) -- ``"per_layer"``, as the reference: one mean and one
+standard deviation per weight tensor and per bias tensor of the training networks (Neural Graphs'
+``dataset/compute_mnist_statistics.py``: ``w.mean()``, ``w.std()`` over every entry of every training
+INR; the stats of ``configs/data/mnist.yaml``), applied to raw weights inside the model
+(``nn/graph_constructor.py``: :math:`(W_l - \mu_{W_l}) / \sigma_{W_l}` on the edges,
+:math:`(b_l - \mu_{b_l}) / \sigma_{b_l}` on the nodes; input neurons keep 0). With ``T`` snapshots
+each snapshot channel gets its own pair (:func:`layer_stats`); :meth:`GMN.fit_inputs` sets them from
+the training networks (:func:`hgutils.weightspace.tasks.fit` calls it). ``"none"`` (default): the
+inputs as given -- the shared per-entry standardisation of
+``hgutils.weightspace.comparison.prepare_inputs`` when a run gives the model no recipe.
+
+Every step commutes with a permutation of the hidden neurons of any layer, and the
 readouts read fixed positions (output neurons) or means, so the model is invariant (tested).
 """
 
@@ -55,6 +63,21 @@ from hgutils.weightspace.metanets.pna_kernels import fourier_linear
 from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
 
 READOUTS: tuple[str, ...] = ("output", "per_layer", "mean")
+INPUT_NORMS: tuple[str, ...] = ("none", "per_layer")
+
+
+def layer_stats(data: WeightData, idx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    r"""Neural Graphs' input statistics of networks ``idx`` (default all): for each tensor
+    :math:`P \in (W_0, b_0, W_1, b_1, \dots)` and snapshot ``t``, the mean and the (unbiased, as
+    ``torch.std``) standard deviation over every entry of every selected network,
+    :math:`\mu_{P,t} = \mathrm{mean}_{i,e}\, P_{i,t,e}`, :math:`\sigma_{P,t} = \mathrm{std}_{i,e}\, P_{i,t,e}`.
+    Returns ``(mean, std)`` ``[2L, T]`` in float64."""
+    sel = slice(None) if idx is None else torch.as_tensor(idx, dtype=torch.long)
+    tensors = [x for pair in zip(data.weights, data.biases) for x in pair]
+    flat = [x[sel].double().transpose(0, 1).reshape(x.shape[1], -1) for x in tensors]  # [T, n * entries]
+    if any(f.shape[1] < 2 for f in flat):
+        raise ValueError("per-layer statistics need at least 2 entries per tensor over the selected networks")
+    return torch.stack([f.mean(1) for f in flat]), torch.stack([f.std(1) for f in flat])
 
 
 class GMN(MetaNet):
@@ -65,7 +88,9 @@ class GMN(MetaNet):
     ``hidden`` 32, ``depth`` 4, ``readout`` ``"output"``, ``reverse_edges`` True, ``fourier_dim`` 128
     (0: a linear input map instead of Fourier features), ``fourier_sigma`` 3, ``norm`` ``"batch"``
     (:class:`~.pna.NodeNorm`), ``edge_updates`` True, ``modulate_edges`` True, ``pos_embed`` True,
-    ``dropout`` ``None`` -> the task's recipe (0.2 on classification, 0 on accuracy prediction).
+    ``dropout`` ``None`` -> the task's recipe (0.2 on classification, 0 on accuracy prediction),
+    ``input_norm`` ``"none"`` (``"per_layer"``: Neural Graphs' per-tensor standardisation of raw
+    weights, statistics from :meth:`fit_inputs`).
     """
 
     base_name: ClassVar[str] = "GMN"
@@ -88,12 +113,16 @@ class GMN(MetaNet):
         modulate_edges: bool = True,
         pos_embed: bool = True,
         snapshots: Snapshots = "last",
+        input_norm: str = "none",
     ) -> None:
         super().__init__(task, hidden, out_dim, snapshots=snapshots)
         if readout not in READOUTS:
             raise ValueError(f"readout must be one of {READOUTS}; got {readout!r}")
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}; got {norm!r}")
+        if input_norm not in INPUT_NORMS:
+            raise ValueError(f"input_norm must be one of {INPUT_NORMS}; got {input_norm!r}")
+        self.input_norm = input_norm
         sizes = tuple(int(s) for s in sizes)
         if len(sizes) < 2 or min(sizes) < 1 or depth < 1 or hidden < 1 or n_snapshots < 1:
             raise ValueError(f"need sizes of >= 2 positive widths, depth, hidden, n_snapshots >= 1; got {sizes}")
@@ -121,6 +150,36 @@ class GMN(MetaNet):
         n_read = {"output": sizes[-1] * d, "per_layer": (L + 1) * d, "mean": 2 * d}[readout]
         self.proj = nn.Sequential(nn.Linear(n_read, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
         self.encoder_out, self.head = reference_output(task, d, out_dim)
+        self.register_buffer("in_mean", torch.zeros(2 * L, T, dtype=torch.float64))
+        self.register_buffer("in_std", torch.ones(2 * L, T, dtype=torch.float64))
+        self.register_buffer("in_fitted", torch.zeros((), dtype=torch.bool))
+
+    def fit_inputs(self, data: WeightData, train_idx: Tensor) -> None:
+        """With ``input_norm="per_layer"``: the per-tensor statistics of the training networks
+        (:func:`layer_stats`), kept as buffers (saved with the model); otherwise nothing."""
+        if self.input_norm != "per_layer":
+            return
+        self.check_data(data)
+        mean, std = layer_stats(data, train_idx)
+        if not bool((std > 0).all()):
+            raise ValueError("a weight or bias tensor is constant over the training networks: its std is 0")
+        self.in_mean.copy_(mean)
+        self.in_std.copy_(std)
+        self.in_fitted.fill_(True)
+
+    def standardize(self, batch: WeightData) -> WeightData:
+        r"""The batch the graph is built from: :math:`(P - \mu_P) / \sigma_P` per tensor and snapshot
+        with ``input_norm="per_layer"`` (module docstring), else ``batch`` itself."""
+        if self.input_norm == "none":
+            return batch
+        if not bool(self.in_fitted):
+            raise ValueError("GMN(input_norm='per_layer') has no statistics: call fit_inputs(data, train_idx) first")
+        out = []
+        for k, x in enumerate(t for pair in zip(batch.weights, batch.biases) for t in pair):
+            shape = (x.shape[1],) + (1,) * (x.dim() - 2)  # [T, 1, ...] against [B, T, *entry]
+            mu, sd = self.in_mean[k].reshape(shape).to(x.dtype), self.in_std[k].reshape(shape).to(x.dtype)
+            out.append((x - mu) / sd)
+        return WeightData(tuple(out[0::2]), tuple(out[1::2]), batch.norm)
 
     def check_data(self, data: WeightData) -> None:
         if data.sizes != self.sizes or data.T != self.n_snapshots:
@@ -157,6 +216,7 @@ class GMN(MetaNet):
 
     def encode_inputs(self, batch: WeightData) -> tuple[list[Tensor], list[Tensor], list[Tensor] | None]:
         """Initial node states ``h[k] [B, d_k, d]`` and edge states ``ef[l]`` (``er[l]``) ``[B, d_{l+1}, d_l, d]``."""
+        batch = self.standardize(batch)
         B = len(batch)
         Ws = [W.permute(0, 2, 3, 1) for W in batch.weights]  # [B, out, in, T]
         bias = [batch.weights[0].new_zeros(B, self.sizes[0], self.n_snapshots)]
@@ -212,4 +272,7 @@ class GMN(MetaNet):
         return self.encoder_out(self.proj(self.pooled(batch)))
 
     def extra_repr(self) -> str:
-        return f"sizes={self.sizes}, T={self.n_snapshots}, readout={self.readout!r}, dropout={self.dropout}"
+        return (
+            f"sizes={self.sizes}, T={self.n_snapshots}, readout={self.readout!r}, dropout={self.dropout}, "
+            f"input_norm={self.input_norm!r}"
+        )

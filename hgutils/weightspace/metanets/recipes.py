@@ -21,7 +21,30 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["LR_SCALING_RULES", "RECIPES", "Recipe", "recipe_for", "scaled_lr"]
+from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS, INRAugmentation
+
+__all__ = [
+    "DOCUMENTATION_FIELDS",
+    "LR_SCALING_RULES",
+    "RECIPES",
+    "RECIPE_INPUTS",
+    "Recipe",
+    "as_trained",
+    "recipe_batch_and_lr",
+    "recipe_for",
+    "scaled_lr",
+]
+
+#: the input normalisations a recipe can name (:class:`Recipe`)
+RECIPE_INPUTS: tuple[str, ...] = ("standardize", "per_layer", "none")
+
+#: Recipe fields no code reads, each with why (every other field changes how a model trains: tested)
+DOCUMENTATION_FIELDS: dict[str, str] = {
+    "selection": "every run, with a recipe or not, keeps its best-validation-epoch weights (TrainConfig.restore_best); "
+    "the text names the reference's metric and evaluation cadence for the comparison tables",
+    "source": "where the recipe was read (repository: files); the results' 'recipe' column quotes it",
+    "note": "how the recipe was adapted or what the reference does differently, for the reader",
+}
 
 
 @dataclass(frozen=True)
@@ -31,11 +54,16 @@ class Recipe:
     ``warmup_steps``: the learning rate rises linearly from 0 to ``lr`` over this many optimiser steps
     (Neural Graphs' ``WarmupLRScheduler``: ``lr * step / warmup_steps``), then stays. ``grad_clip``:
     global gradient-norm clip (``None``: none). ``dropout``: the model's own dropout rate (the models
-    read it as their default). ``selection``: which epoch's weights the reference reports.
-    ``loss``: the reference's loss where it differs from the task's usual one. ``inputs``: the
-    reference's input normalisation as the nearest option of
-    :func:`hgutils.weightspace.comparison.prepare_inputs` (``"standardize"``: per entry with the
-    training networks' statistics; ``"rms"``: one scale per tensor; ``"none"``: raw weights).
+    read it as their default). ``batch_size``: the reference's; a run uses it where the training split
+    holds that many networks, else the whole split with the learning rate carried over by
+    :func:`scaled_lr` (:func:`recipe_batch_and_lr`). ``inputs``: the reference's input normalisation
+    (:data:`RECIPE_INPUTS`): ``"standardize"`` per entry with the training networks' statistics (DWSNets,
+    :func:`hgutils.weightspace.comparison.prepare_inputs`); ``"per_layer"`` one mean and std per weight
+    and bias tensor of the training networks, inside the model on raw weights (Neural Graphs'
+    ``GraphConstructor``; :meth:`hgutils.weightspace.metanets.gmn.GMN.fit_inputs`); ``"none"`` raw weights.
+    ``augment``: the weight-space augmentation of every training batch (:mod:`hgutils.weightspace.augment`),
+    ``None`` for none. ``selection``, ``source`` and ``note`` document the reference
+    (:data:`DOCUMENTATION_FIELDS`).
     """
 
     optimizer: str  # "adam" | "adamw"
@@ -48,8 +76,8 @@ class Recipe:
     grad_clip: float | None = None
     dropout: float = 0.0
     selection: str = "best validation score"
-    loss: str = ""
     inputs: str = "standardize"
+    augment: INRAugmentation | None = None
     source: str = ""
     note: str = ""
 
@@ -60,8 +88,10 @@ class Recipe:
             raise ValueError(f"invalid recipe numbers: {self}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
-        if self.inputs not in ("standardize", "rms", "none"):
-            raise ValueError(f"inputs must be 'standardize', 'rms' or 'none'; got {self.inputs!r}")
+        if self.inputs not in RECIPE_INPUTS:
+            raise ValueError(f"inputs must be one of {RECIPE_INPUTS}; got {self.inputs!r}")
+        if self.augment is not None and not isinstance(self.augment, INRAugmentation):
+            raise ValueError(f"augment must be an INRAugmentation or None; got {self.augment!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,12 +109,13 @@ _GMN_INR = Recipe(
     grad_clip=10.0,
     dropout=0.2,
     selection="best validation accuracy (evaluated every 1,000 steps)",
-    inputs="rms",
+    inputs="per_layer",
+    augment=REFERENCE_DEFAULTS,
     source=f"{_NG}: experiments/inr_classification/configs/base.yaml (optimiser, warmup, clip, batch), "
     "scripts/mnist_cls_pna.sh (200 epochs, dropout 0.2), configs/model/pna.yaml",
-    note="inputs: one mean and std per weight matrix and bias vector (configs/data/mnist.yaml stats; the means "
-    "are ~1e-3 of the stds, so 'rms' is the nearest option); trained with the INR augmentations of "
-    "experiments/data.py (translation, rotation, shift, dropout, scale) on raw weights",
+    note="inputs: one mean and std per weight and bias tensor of the training INRs (configs/data/mnist.yaml stats, "
+    "dataset/compute_mnist_statistics.py), applied in nn/graph_constructor.py to raw weights; trained with the INR "
+    "augmentations of experiments/data.py (translation, rotation, shift, dropout, scale) on raw weights",
 )
 _GMN_CNN = Recipe(
     optimizer="adamw",
@@ -97,11 +128,14 @@ _GMN_CNN = Recipe(
     grad_clip=10.0,
     dropout=0.0,
     selection="best validation Kendall tau",
-    loss="MSE on the accuracy (scripts/cnn_zoo_pna.sh sets torch.nn.MSELoss)",
     inputs="none",
-    source=f"{_NG}: experiments/cnn_generalization/configs/base.yaml, scripts/cnn_zoo_pna.sh",
-    note="raw weights (configs/data/zoo_cifar_nfn.yaml: normalize false, stats null); the CNN-zoo script uses "
-    "hidden 256, the model here keeps 32 (the INR configuration) for CPU cost",
+    augment=WEIGHT_NOISE_DEFAULTS,
+    source=f"{_NG}: experiments/cnn_generalization/configs/base.yaml, scripts/cnn_zoo_pna.sh, "
+    "configs/data/zoo_cifar_nfn.yaml, experiments/data_generalization.py",
+    note="raw weights (configs/data/zoo_cifar_nfn.yaml: normalize false, stats null); training augmentation: "
+    "Gaussian noise 0.1 std and dropout 0.01 (data_generalization.py _augment); the CNN-zoo script uses "
+    "hidden 256, the model here keeps 32 (the INR configuration) for CPU cost; the reference's loss is MSE on "
+    "sigmoid(output) (scripts/cnn_zoo_pna.sh), here BCE on it as for every model on the accuracy task",
 )
 _DWS = "AvivNavon/DWSNets"
 _DWS_MNIST = Recipe(
@@ -112,9 +146,11 @@ _DWS_MNIST = Recipe(
     batch_size=512,
     epochs=100,
     selection="best validation accuracy (evaluated every epoch)",
+    augment=REFERENCE_DEFAULTS,
     source=f"{_DWS}: experiments/mnist/trainer.py (defaults: lr 5e-3, 100 epochs, batch 512, adamw, hidden 32, "
     "4 hidden DWS layers, BatchNorm, max reduction, sab set layer)",
-    note="trained with the INR augmentations of experiments/data.py on raw weights, then per-entry normalisation",
+    note="trained with the INR augmentations of experiments/data.py (--augmentation true by default) on raw "
+    "weights, then per-entry normalisation",
 )
 _DWS_SSL = Recipe(
     optimizer="adamw",
@@ -127,7 +163,8 @@ _DWS_SSL = Recipe(
     source=f"{_DWS}: experiments/ssl/trainer.py (defaults: lr 5e-3, 500 epochs, batch 512 with drop_last, "
     "hidden 16, embedding 16, temperature 0.1)",
     note="pairs each network with one augmented view (shift 0.2 std, dropout 0.5 with rescaling) before "
-    "normalisation; a linear regression on the 16-d encoder output gives (a, b)",
+    "normalisation (experiments/ssl/data/inr_dataset.py: the view is the only augmentation, the anchor is left "
+    "as it is); a linear regression on the 16-d encoder output gives (a, b)",
 )
 _NFN = "AllanYangZhou/nfn"
 _STAT = Recipe(
@@ -137,18 +174,21 @@ _STAT = Recipe(
     batch_size=8,
     epochs=50,
     selection="best validation Kendall tau",
-    loss="sigmoid + BCE on the test accuracy",
     inputs="none",
+    note="loss: sigmoid + BCE on the test accuracy (the accuracy task's loss for every model)",
     source=f"{_NFN}: experiments/predict_gen_configs/main.yaml (batch 8, 50 epochs, lr 1e-3, bce), "
     "predict_gen_configs/nfnet/stat.yaml (h_size 1000, dropout 0, sigmoid, normalize false), "
     "experiments/predict_gen.py (Adam, no weight decay)",
 )
 
 
-def _reuse(r: Recipe, why: str) -> Recipe:
+def _reuse(r: Recipe, why: str, **changes: Any) -> Recipe:
     from dataclasses import replace
 
-    return replace(r, note=(why + ("; " + r.note if r.note else "")))
+    return replace(r, note=(why + ("; " + r.note if r.note else "")), **changes)
+
+
+_NO_AUG_SSL = "no augmentation of the anchor networks: the InfoNCE views are the augmentation (DWSNets' SSL protocol)"
 
 
 #: ``(model, task) -> Recipe``; ``model`` is the base model name of :data:`~hgutils.weightspace.metanets.MODELS`.
@@ -159,12 +199,18 @@ RECIPES: dict[tuple[str, str], Recipe] = {
     ("GMN", "infonce"): _reuse(
         _GMN_INR,
         "Neural Graphs has no self-supervised run; its INR-classification recipe (the DWSNets SSL protocol's "
-        "optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512)",
+        f"optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512); {_NO_AUG_SSL}",
+        augment=None,
     ),
     ("DWSNet", "classification"): _DWS_MNIST,
     ("DWSNet", "infonce"): _DWS_SSL,
     ("DWSNet", "regression"): _reuse(_DWS_MNIST, "DWSNets' supervised regression is not run; its MNIST recipe"),
-    ("DWSNet", "accuracy"): _reuse(_DWS_MNIST, "DWSNets has no accuracy-prediction run; its MNIST recipe"),
+    ("DWSNet", "accuracy"): _reuse(
+        _DWS_MNIST,
+        "DWSNets has no accuracy-prediction run; its MNIST recipe without the INR augmentations (they move "
+        "input coordinates, which a classifier zoo does not have)",
+        augment=None,
+    ),
     ("StatNN", "accuracy"): _STAT,
     ("StatNN", "classification"): _reuse(
         _STAT, "NFN runs StatNet only for accuracy prediction; that recipe, cross-entropy instead of BCE"
@@ -197,3 +243,44 @@ def scaled_lr(lr: float, batch_size: int, reference_batch_size: int, rule: str =
         raise ValueError(f"need lr > 0 and batch sizes >= 1; got {lr}, {batch_size}, {reference_batch_size}")
     p = {"none": 0.0, "sqrt": 0.5, "linear": 1.0}[rule]
     return float(lr * (batch_size / reference_batch_size) ** p)
+
+
+def recipe_batch_and_lr(recipe: Recipe, n_train: int, rule: str = "sqrt") -> tuple[int, float]:
+    r"""The batch size and learning rate a run with ``recipe`` uses on ``n_train`` training networks:
+    :math:`B = \min(B_\mathrm{ref}, n_\mathrm{train})` -- the reference's batch where the split holds
+    that many networks, else the whole split as one batch -- and :math:`\eta = ` :func:`scaled_lr`
+    ``(recipe.lr, B, B_ref, rule)``, which is the recipe's own rate whenever :math:`B = B_\mathrm{ref}`."""
+    if n_train < 1:
+        raise ValueError(f"n_train must be >= 1; got {n_train}")
+    batch = min(recipe.batch_size, int(n_train))
+    return batch, scaled_lr(recipe.lr, batch, recipe.batch_size, rule)
+
+
+def as_trained(table: Any) -> Any:
+    """How each model of a :func:`hgutils.weightspace.comparison.run_comparison` results table was
+    trained, beside its reference recipe: one row per model with the batch size and learning rate
+    used (``batch``, ``lr``), the recipe's (``reference batch``, ``reference lr``; empty without a
+    recipe), the input normalisation (``inputs``), the training augmentation (``augmentation``) and
+    the recipe column of the run (source and mode)."""
+    import pandas as pd
+
+    need = {"model", "lr", "batch_size", "inputs", "augment", "recipe"}
+    missing = sorted(need - set(table.columns))
+    if missing:
+        raise ValueError(f"the results table lacks column(s) {missing} (a table of run_comparison)")
+    rows = []
+    for name in dict.fromkeys(table["model"]):
+        r0 = table[table["model"] == name].iloc[0]
+        rows.append(
+            {
+                "model": name,
+                "batch": int(r0["batch_size"]),
+                "lr": float(r0["lr"]),
+                "reference batch": r0.get("reference_batch", ""),
+                "reference lr": r0.get("reference_lr", ""),
+                "inputs": r0["inputs"],
+                "augmentation": r0["augment"],
+                "recipe": r0["recipe"],
+            }
+        )
+    return pd.DataFrame(rows)
