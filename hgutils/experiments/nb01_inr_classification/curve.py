@@ -13,6 +13,7 @@ import torch
 
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER, PAPER_TRAIN_INRS
 from hgutils.plotting import use_style
+from hgutils.verdicts import HOLDS, compare_seeds
 from hgutils.weightspace import comparison
 
 
@@ -36,33 +37,55 @@ def learning_curve(
     variants: Sequence[str],
     seeds: Sequence[int],
     desc: str = "curve",
+    both_ways: bool = False,
     **run_kwargs: Any,
 ) -> pd.DataFrame:
     """Test accuracy of ``variants`` trained on the first ``n`` training INRs of ``splits`` for each
     ``n`` in ``sizes`` (capped at the training split), same validation and test INRs, through
     :func:`hgutils.weightspace.comparison.run_comparison` (``run_kwargs``: its training settings).
     One row per (size, model, seed) with ``train_inrs``, ``test_accuracy``, ``train_accuracy``,
-    ``epochs_run``, ``capped`` and ``trained``."""
+    ``epochs_run``, ``capped``, ``trained``, ``augment`` (the training augmentation, ``"off"``: none)
+    and ``augmented``.
+
+    ``both_ways``: every model runs twice at every size, on the same split, seeds and budget -- without
+    weight-space augmentation (``augment=()``) and with it (``augment=variants``: each model opts in with
+    its recipe's magnitudes, or the references' where its recipe has none); any ``augment`` in
+    ``run_kwargs`` is replaced."""
     sizes = sorted({min(int(n), len(splits.train)) for n in sizes})
     if not sizes or sizes[0] < 2:
         raise ValueError(f"curve sizes must be >= 2 training INRs; got {list(sizes)}")
+    ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, run_kwargs.pop("augment", None))]
     frames = []
     for n in sizes:
         sub = comparison.Splits(splits.train[:n], splits.val, splits.test)
-        run = comparison.run_comparison(
-            zoo,
-            "classification",
-            labels,
-            int(labels.max()) + 1,
-            variants,
-            sub,
-            seeds,
-            desc=f"{desc} n={n}",
-            **run_kwargs,
-        )
-        t = run.table.assign(train_inrs=n)
-        keep = ["train_inrs", "model", "seed", "test_accuracy", "train_accuracy", "epochs_run", "capped", "trained"]
-        frames.append(t[[c for c in keep if c in t]])
+        for on, augment in ways:
+            kw = dict(run_kwargs) if augment is None else {**run_kwargs, "augment": augment}
+            run = comparison.run_comparison(
+                zoo,
+                "classification",
+                labels,
+                int(labels.max()) + 1,
+                variants,
+                sub,
+                seeds,
+                desc=f"{desc} n={n}" + ("" if on is None else (" aug" if on else " no aug")),
+                **kw,
+            )
+            t = run.table.assign(train_inrs=n)
+            t["augmented"] = t["augment"] != "off" if "augment" in t else False
+            keep = [
+                "train_inrs",
+                "model",
+                "seed",
+                "augmented",
+                "augment",
+                "test_accuracy",
+                "train_accuracy",
+                "epochs_run",
+                "capped",
+                "trained",
+            ]
+            frames.append(t[[c for c in keep if c in t]])
     return pd.concat(frames, ignore_index=True)
 
 
@@ -109,3 +132,110 @@ def curve_table(curve: pd.DataFrame) -> pd.DataFrame:
                 out.loc[r, c] = f"{mean.loc[r, c]:.1f}" + (f" ({k} capped)" if k else "")
     out.columns = [f"{c} INRs" for c in out.columns]
     return out.reset_index()
+
+
+def _above(accuracies: Sequence[float], n_test: int, chance: float) -> Any:
+    r""":func:`hgutils.verdicts.compare_seeds` of "test accuracy > chance" over the test INRs of every seed:
+    each seed's accuracy ``p`` read as ``round(p n)`` correct of ``n`` test INRs (paired against
+    ``chance``, so the standard error is the binomial :math:`\sqrt{p(1-p)/(n-1)}` pooled over seeds)."""
+    hits = []
+    for p in accuracies:
+        k = int(round(float(p) * n_test))
+        hits += [1.0] * k + [0.0] * (n_test - k)
+    return compare_seeds(
+        hits,
+        [chance] * len(hits),
+        paired=True,
+        label="test accuracy - chance",
+        unit="points",
+        scale=100.0,
+        over="test INRs",
+        digits=1,
+    )
+
+
+def above_chance(curve: pd.DataFrame, n_test: int, chance: float = 0.1) -> pd.DataFrame:
+    """Whether each (model, augmentation, size) of a learning curve left chance: every seed's run passed
+    the learnability gate (``trained``: its training loss left its plateau and its training accuracy beat
+    chance by the gate's margin) *and* its test accuracy is above ``chance`` by the verdict rule of
+    :mod:`hgutils.verdicts` -- more than 2 standard errors over the ``n_test`` test INRs (pooled over
+    seeds). One row per cell with ``test_accuracy`` (mean, %), ``trained``, ``verdict``, ``detail`` and
+    ``above``."""
+    if n_test < 2:
+        raise ValueError(f"need at least 2 test INRs to judge chance; got {n_test}")
+    if not 0.0 < chance < 1.0:
+        raise ValueError(f"chance must be in (0, 1); got {chance}")
+    keys = ["model", "augmented", "train_inrs"] if "augmented" in curve else ["model", "train_inrs"]
+    rows = []
+    for key, g in curve.groupby(keys, sort=False):
+        test = _above(g["test_accuracy"].tolist(), n_test, chance)
+        trained = bool(g["trained"].astype(bool).all())
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "test_accuracy": round(100 * float(g["test_accuracy"].mean()), 1),
+                "trained": trained,
+                "verdict": test.verdict,
+                "detail": test.summary,
+                "above": trained and test.verdict == HOLDS,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def first_above_chance(curve: pd.DataFrame, n_test: int, chance: float = 0.1) -> pd.DataFrame:
+    """Does augmentation move the zoo size at which each model leaves chance? For a curve run
+    ``both_ways`` (:func:`learning_curve`): per model, the smallest training-set size at which it is
+    :func:`above_chance` without augmentation and with it (``<NA>``: not within the curve's sizes), and
+    ``moved``: ``earlier`` / ``later`` / ``no`` / ``only with augmentation`` / ``only without
+    augmentation`` / ``neither leaves chance``."""
+    if "augmented" not in curve or set(curve["augmented"].astype(bool)) != {False, True}:
+        raise ValueError("the curve needs runs with and without augmentation (learning_curve(..., both_ways=True))")
+    judged = above_chance(curve, n_test, chance)
+    largest = int(curve["train_inrs"].max())
+    rows = []
+    for model, g in judged.groupby("model", sort=False):
+        first = {}
+        for on in (False, True):
+            sizes = g[(g["augmented"] == on) & g["above"]]["train_inrs"]
+            first[on] = int(sizes.min()) if len(sizes) else None
+        off, on = first[False], first[True]
+        if off is None and on is None:
+            moved = f"neither leaves chance by {largest} INRs"
+        elif off is None:
+            moved = "only with augmentation"
+        elif on is None:
+            moved = "only without augmentation"
+        else:
+            moved = "earlier" if on < off else ("later" if on > off else "no")
+        rows.append({"model": model, "without augmentation": off, "with augmentation": on, "moved": moved})
+    out = pd.DataFrame(rows)
+    for c in ("without augmentation", "with augmentation"):
+        out[c] = out[c].astype("Int64")
+    return out
+
+
+def augmentation_effects(curve: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """What a curve run ``both_ways`` measured of augmentation, per model: the test-accuracy difference
+    (augmented - not, points, mean over seeds) at each size, and at the largest size the paired
+    difference over seeds with its standard error (:func:`hgutils.verdicts.compare_seeds`). Keyed
+    ``(model, "augmentation")`` for :func:`hgutils.weightspace.recipe_deviations.as_the_authors_run_it`."""
+    if "augmented" not in curve or set(curve["augmented"].astype(bool)) != {False, True}:
+        raise ValueError("the curve needs runs with and without augmentation (learning_curve(..., both_ways=True))")
+    out = {}
+    for model, g in curve.groupby("model", sort=False):
+        acc = g.pivot_table(index=["train_inrs", "seed"], columns="augmented", values="test_accuracy").dropna()
+        if acc.empty:
+            continue
+        diff = 100 * (acc[True] - acc[False]).groupby(level="train_inrs").mean()
+        sizes = " / ".join(f"{n}" for n in diff.index)
+        points = " / ".join(f"{d:+.1f}" for d in diff.values)
+        last = acc.loc[diff.index[-1]]
+        test = compare_seeds(
+            last[True].tolist(), last[False].tolist(), paired=True, unit="points", scale=100.0, digits=1
+        )
+        out[(model, "augmentation")] = (
+            f"augmented - not: {points} points at {sizes} training INRs (notebook 01's curve); "
+            f"at {diff.index[-1]}: {test.summary}"
+        )
+    return out

@@ -1,0 +1,268 @@
+r"""Each baseline's training "as the authors run it" beside how this run trained it, and what still differs.
+
+:func:`as_the_authors_run_it` reads a :func:`~hgutils.weightspace.comparison.run_comparison` result and
+the settings it ran with, and lists, for every model with a reference recipe
+(:mod:`hgutils.weightspace.metanets.recipes`), the recipe's optimiser, learning rate, batch, epochs,
+warm-up, gradient clip, inputs, augmentation and model selection beside this run's. A setting that
+differs is named in ``deviation``; ``measured effect`` says what this run measured about it -- from the
+run's own rows (whether an epoch cap bound) or from a measurement passed in (``measured``, e.g. the
+augmentation learning curve of notebook 01) -- and ``"not measured at this scale"`` otherwise.
+
+The warm-up arithmetic (:func:`warmup_coverage`). A linear warm-up over :math:`w` optimiser steps at
+batch :math:`B` on :math:`n` training networks (the loop keeps the last, partial batch, so an epoch is
+:math:`s = \lceil n/B \rceil` steps) spans
+
+.. math::
+
+    e_w = w / \lceil n/B \rceil \ \text{epochs},\qquad N_w = w B \ \text{networks drawn},
+
+against :math:`N_w^{\mathrm{ref}} = w B_{\mathrm{ref}}` in the reference; a run of :math:`S` optimiser
+steps completes the fraction :math:`\min(1, S/w)` of it (its learning rate ends at that fraction of the
+recipe's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
+
+__all__ = ["NOT_MEASURED", "SETTINGS", "WarmupCoverage", "as_the_authors_run_it", "deviations", "warmup_coverage"]
+
+#: the settings compared, in table order
+SETTINGS: tuple[str, ...] = (
+    "optimizer",
+    "learning rate",
+    "batch",
+    "epochs",
+    "warm-up",
+    "gradient clip",
+    "inputs",
+    "augmentation",
+    "model selection",
+)
+#: the measured-effect text of a setting nothing in the run measured
+NOT_MEASURED = "not measured at this scale"
+#: the validation score each task selects on (:func:`hgutils.weightspace.tasks._score`)
+_SCORE = {"classification": "accuracy", "regression": "MSE", "accuracy": "Kendall tau", "infonce": "InfoNCE loss"}
+#: TrainConfig's defaults a run without a recipe trains with (optimizer, weight decay, AMSGrad, clip)
+_SHARED = {"optimizer": "adam", "weight_decay": 0.0, "amsgrad": False, "grad_clip": 5.0}
+
+
+@dataclass(frozen=True)
+class WarmupCoverage:
+    """How far a linear warm-up of ``warmup_steps`` reaches (module docstring): ``epochs`` :math:`e_w`,
+    ``networks`` :math:`N_w = wB`, ``reference_networks`` :math:`wB_\\mathrm{ref}`, ``completed``
+    :math:`\\min(1, S/w)` of a run of ``steps_run`` steps (``nan`` when ``steps_run`` is unknown)."""
+
+    warmup_steps: int
+    batch_size: int
+    reference_batch: int
+    n_train: int
+    steps_run: float
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return math.ceil(self.n_train / self.batch_size)
+
+    @property
+    def epochs(self) -> float:
+        return self.warmup_steps / self.steps_per_epoch
+
+    @property
+    def networks(self) -> int:
+        return self.warmup_steps * self.batch_size
+
+    @property
+    def reference_networks(self) -> int:
+        return self.warmup_steps * self.reference_batch
+
+    @property
+    def completed(self) -> float:
+        if not math.isfinite(self.steps_run):
+            return math.nan
+        return min(1.0, self.steps_run / self.warmup_steps)
+
+
+def warmup_coverage(
+    warmup_steps: int, batch_size: int, reference_batch: int, n_train: int, steps_run: float = math.nan
+) -> WarmupCoverage:
+    """:class:`WarmupCoverage` of a ``warmup_steps`` warm-up at ``batch_size`` on ``n_train`` networks."""
+    if warmup_steps < 1 or batch_size < 1 or reference_batch < 1 or n_train < 1:
+        raise ValueError(
+            f"need warmup_steps, batch sizes and n_train >= 1; got {warmup_steps}, {batch_size}, "
+            f"{reference_batch}, {n_train}"
+        )
+    if math.isfinite(steps_run) and steps_run < 0:
+        raise ValueError(f"steps_run must be >= 0; got {steps_run}")
+    return WarmupCoverage(int(warmup_steps), int(batch_size), int(reference_batch), int(n_train), float(steps_run))
+
+
+def _optimizer(name: str, weight_decay: float, amsgrad: bool) -> str:
+    return f"{'AdamW' if name == 'adamw' else 'Adam'}{' (AMSGrad)' if amsgrad else ''}, weight decay {weight_decay:g}"
+
+
+def _values(rows: pd.DataFrame, col: str) -> list[Any]:
+    return list(dict.fromkeys(rows[col].tolist())) if col in rows else []
+
+
+def _one(vals: list[Any], fmt: str = "{}") -> str:
+    return " / ".join(fmt.format(v) for v in vals) if vals else "?"
+
+
+def _median(rows: pd.DataFrame, col: str) -> float:
+    return float(np.median(rows[col].astype(float))) if col in rows and len(rows) else math.nan
+
+
+def _lr_rule(rows: pd.DataFrame) -> str:
+    """The lr rule a run names in its ``recipe`` column ("... sqrt-scaled from batch 512 to 100")."""
+    for text in _values(rows, "recipe"):
+        for rule in ("sqrt", "linear"):
+            if f"{rule}-scaled" in str(text):
+                return rule
+    return "none"
+
+
+def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, task: str, n_train: int) -> list[dict]:
+    mode = settings.recipes
+    cap = dict(settings.epoch_caps).get(model)
+    n_seeds, n_capped = len(rows), int(rows["capped"].astype(bool).sum()) if "capped" in rows else 0
+    out: list[dict[str, str]] = []
+
+    def add(setting: str, ref: str, ours: str, deviation: str = "", effect: str = "") -> None:
+        out.append({"setting": setting, "reference": ref, "this run": ours, "deviation": deviation, "effect": effect})
+
+    # optimiser
+    ref_opt = _optimizer(recipe.optimizer, recipe.weight_decay, recipe.amsgrad)
+    ours_opt = ref_opt if mode != "none" else _optimizer(_SHARED["optimizer"], _SHARED["weight_decay"], False)
+    add("optimizer", ref_opt, ours_opt, "" if ours_opt == ref_opt else "the shared optimiser (recipes='none')")
+    # batch and learning rate
+    batches = [int(b) for b in _values(rows, "batch_size")]
+    lrs = [float(v) for v in _values(rows, "lr")]
+    small = [b for b in batches if b < recipe.batch_size]
+    rule = _lr_rule(rows)
+    add(
+        "batch",
+        f"{recipe.batch_size}",
+        _one(batches),
+        f"smaller: the training split holds {n_train} < {recipe.batch_size} networks" if small else "",
+    )
+    lr_dev = ""
+    if any(not math.isclose(v, recipe.lr, rel_tol=1e-9) for v in lrs):
+        power = {"sqrt": "1/2", "linear": "1"}.get(rule, "")
+        lr_dev = (
+            f"{rule}-scaled to the smaller batch: lr x (B / {recipe.batch_size})^{power}"
+            if small and power
+            else "the run's own learning rate"
+        )
+    add("learning rate", f"{recipe.lr:g}", _one(lrs, "{:.3g}"), lr_dev)
+    # epochs
+    ref_epochs = recipe.epochs
+    if settings.steps is not None and cap is None and mode != "full":
+        budget, limit = f"{settings.steps} optimiser steps", math.inf
+    else:
+        limit = cap if cap is not None else (ref_epochs if mode == "full" else settings.epochs)
+        budget = f"cap {limit}"
+    ran = _median(rows, "epochs_run")
+    ours_ep = f"{budget}, early stopping; ran {ran:g} (median), {n_capped} of {n_seeds} seed(s) capped"
+    ep_dev = f"capped below the reference's {ref_epochs} epochs" if limit < ref_epochs else ""
+    if n_capped:
+        ep_eff = f"{n_capped} of {n_seeds} seed(s) stopped at the cap with validation still improving"
+    else:
+        ep_eff = "the cap did not bind: early stopping ended every seed before it"
+    add("epochs", f"{ref_epochs}, all of them", ours_ep, ep_dev, ep_eff if ep_dev else "")
+    # warm-up
+    if recipe.warmup_steps:
+        w = recipe.warmup_steps
+        ours_w = []
+        dev = []
+        for b in batches or [recipe.batch_size]:
+            c = warmup_coverage(w, b, recipe.batch_size, n_train, _median(rows, "steps"))
+            ours_w.append(
+                f"{w} steps = {c.networks:,} networks ({c.epochs:.2g} epochs); the run took {c.steps_run:g} steps: "
+                f"{100 * c.completed:.0f} % of the warm-up"
+            )
+            if c.networks < c.reference_networks:
+                dev.append(f"covers {c.networks / c.reference_networks:.2g} of the reference's networks")
+            if c.completed < 1:
+                dev.append(f"the run ended {100 * (1 - c.completed):.0f} % short of the full learning rate")
+        if mode == "none":
+            ours_w, dev = ["none"], ["no warm-up (recipes='none')"]
+        add("warm-up", f"{w} steps = {w * recipe.batch_size:,} networks", " / ".join(ours_w), "; ".join(dev))
+    else:
+        add("warm-up", "none", "none")
+    # gradient clip
+    ref_clip = "none" if recipe.grad_clip is None else f"{recipe.grad_clip:g}"
+    ours_clip = ref_clip if mode != "none" else f"{_SHARED['grad_clip']:g}"
+    add("gradient clip", ref_clip, ours_clip, "" if ours_clip == ref_clip else "the shared clip (recipes='none')")
+    # inputs
+    inputs = [str(v) for v in _values(rows, "inputs")]
+    add("inputs", recipe.inputs, _one(inputs), "" if inputs == [recipe.inputs] else "other inputs")
+    # augmentation
+    ref_aug = "off" if recipe.augment is None else recipe.augment.describe()
+    augs = [str(v) for v in _values(rows, "augment")]
+    aug_dev = ""
+    if augs != [ref_aug]:
+        aug_dev = "not augmented" if augs == ["off"] else ("augmented" if ref_aug == "off" else "other transforms")
+    add("augmentation", ref_aug, _one(augs), aug_dev)
+    # model selection
+    score = _SCORE.get(task, "score")
+    ours_sel = (
+        f"best validation {score}, evaluated every epoch; early stopping after {settings.patience} epochs "
+        "without improvement"
+    )
+    sel_dev = ["early stopping (the reference trains all its epochs)"]
+    if "every epoch" not in recipe.selection:
+        sel_dev.append("evaluated every epoch")
+    add("model selection", recipe.selection, ours_sel, "; ".join(sel_dev))
+    return out
+
+
+def as_the_authors_run_it(
+    run: Any, settings: Any, task: str, measured: Mapping[tuple[str, str], str] | None = None
+) -> pd.DataFrame:
+    """Every model of ``run`` (a :class:`~hgutils.weightspace.comparison.ComparisonResult`) that has a
+    reference recipe on ``task``, trained as ``settings`` (a
+    :class:`~hgutils.weightspace.comparison.ComparisonSettings`: ``recipes``, ``epochs``, ``steps``,
+    ``epoch_caps``, ``patience``) said: one row per (model, setting of :data:`SETTINGS`) with
+    ``reference`` (the recipe), ``this run`` (read from the run's rows), ``deviation`` (empty where they
+    agree) and ``measured effect``: ``measured[(model, setting)]`` where given (text computed from this
+    run's data), else what the run's rows show (an epoch cap: whether it bound), else
+    :data:`NOT_MEASURED` for a deviation and empty for a setting that agrees.
+
+    Raises ``ValueError`` for a table without the run's columns, or a ``measured`` key naming a model or
+    setting the table does not have."""
+    from hgutils.weightspace.comparison import VARIANTS
+
+    table = run.table
+    need = {"model", "lr", "batch_size", "inputs", "augment", "recipe", "epochs_run", "steps", "capped"}
+    missing = sorted(need - set(table.columns))
+    if missing:
+        raise ValueError(f"the results table lacks column(s) {missing} (a table of run_comparison)")
+    measured = dict(measured or {})
+    n_train = len(run.splits.train)
+    rows: list[dict[str, str]] = []
+    for model in dict.fromkeys(table["model"]):
+        recipe = recipe_for(VARIANTS[model].base, task) if model in VARIANTS else None
+        if recipe is None:
+            continue
+        for r in _model_rows(model, recipe, table[table["model"] == model], settings, task, n_train):
+            own = r.pop("effect")
+            eff = measured.pop((model, r["setting"]), "") or own or (NOT_MEASURED if r["deviation"] else "")
+            rows.append({"model": model, **r, "measured effect": eff})
+    if measured:
+        raise ValueError(f"measured effects for rows the table does not have: {sorted(measured)}")
+    return pd.DataFrame(rows, columns=["model", "setting", "reference", "this run", "deviation", "measured effect"])
+
+
+def deviations(authors: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`as_the_authors_run_it` that still deviate from the reference (model, setting,
+    deviation, measured effect)."""
+    dev = authors[authors["deviation"].astype(str) != ""]
+    return dev[["model", "setting", "deviation", "measured effect"]].reset_index(drop=True)
