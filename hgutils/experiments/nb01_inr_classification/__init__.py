@@ -21,12 +21,16 @@ from hgutils.experiments.nb01_inr_classification.claims import (
     reconstruction_claims,
 )
 from hgutils.experiments.nb01_inr_classification.curve import (
+    above_chance,
+    augmentation_effects,
     curve_splits,
     curve_table,
+    first_above_chance,
     learning_curve,
     plot_learning_curve,
 )
 from hgutils.experiments.nb01_inr_classification.figures import (
+    plot_augmentation_curve,
     plot_disk_early_late,
     plot_radial_angular,
     plot_readouts,
@@ -40,6 +44,7 @@ from hgutils.experiments.nb01_inr_classification.geometry import (
 )
 from hgutils.experiments.nb01_inr_classification.preset import (
     ABLATION_VARIANTS,
+    AUG_CURVE_VARIANTS,
     CONFIG,
     CURVE_VARIANTS,
     INR_PAPER_KEYS,
@@ -59,6 +64,7 @@ from hgutils.weightspace.metanets.gth_gmn import CITATION
 __all__ = [
     "ABLATION_CLAIMS",
     "ABLATION_VARIANTS",
+    "AUG_CURVE_VARIANTS",
     "CITATION",
     "CONFIG",
     "CURVE_VARIANTS",
@@ -75,10 +81,13 @@ __all__ = [
     "SHARED_VARIANTS",
     "SIDE_VARIANTS",
     "SLOW_VARIANTS",
+    "above_chance",
+    "augmentation_effects",
     "curve_splits",
     "curve_table",
     "deep_figure",
     "deep_inr_zoo",
+    "first_above_chance",
     "geometry_claims",
     "inr_claims",
     "inr_zoo",
@@ -86,6 +95,7 @@ __all__ = [
     "learning_curve",
     "link_ceilings",
     "paper_table",
+    "plot_augmentation_curve",
     "plot_disk_early_late",
     "plot_learning_curve",
     "plot_radial_angular",

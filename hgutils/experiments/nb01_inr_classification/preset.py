@@ -46,6 +46,8 @@ SLOW_VARIANTS: tuple[str, ...] = ("DWSNet", "GMN")
 SHARED_VARIANTS: tuple[str, ...] = ("GTH-GMN", "StatNN", "NFN_NP", "FlatMLP", "FlatMLP+aug")
 #: the cheap models of the zoo-size learning curve
 CURVE_VARIANTS: tuple[str, ...] = ("StatNN", "NFN_NP", "FlatMLP", "FlatMLP+aug")
+#: the models of the learning curve run with and without weight-space augmentation
+AUG_CURVE_VARIANTS: tuple[str, ...] = ("DWSNet", "GMN", "NFN_NP", "StatNN")
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class INRClassificationConfig(ComparisonSettings):
     ceiling_networks: int = 2  # validation INRs whose link ceilings are measured (free node positions)
     ceiling_steps: int = 100  # optimiser steps of each ceiling fit
     curve_variants: tuple[str, ...] = CURVE_VARIANTS
+    aug_curve_variants: tuple[str, ...] = AUG_CURVE_VARIANTS  # the curve with and without augmentation: models
+    aug_curve_sizes: tuple[int, ...] = (30, 90)  # ... and its training INRs (first seed; (): skip it)
     n_figure_nets: int = 4  # test INRs whose node embeddings are read (geometry, figures)
     recon_networks: int = 32  # validation INRs on which the reconstruction metrics are measured
     # -- the paper's embedding figure: 13-layer INR MLPs, ~100 snapshots (GTH-GMN by reconstruction only)
@@ -107,6 +111,7 @@ class INRClassificationConfig(ComparisonSettings):
         "shared_seeds": (1, 50),
         "curve_sizes": (1, 500_000),
         "curve_images": (0, 500_000),
+        "aug_curve_sizes": (2, 500_000),
         "ceiling_networks": (1, 500),
         "ceiling_steps": (1, 10_000),
         "n_figure_nets": (1, 1000),
@@ -122,6 +127,7 @@ class INRClassificationConfig(ComparisonSettings):
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
         "datasets": IMAGE_DATASETS,
         "schedule": ("log", "uniform"),  # snapshot spacings of the zoos
+        "aug_curve_variants": ComparisonSettings.CHOICES["variants"],
     }
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see docs/claims.md
 
@@ -154,6 +160,7 @@ class INRClassificationConfig(ComparisonSettings):
             "shared_seeds": 2,
             "curve_sizes": (500, 1000, 2000, 4000),
             "curve_images": 5000,
+            "aug_curve_sizes": (250, 500, 1000),
             "n_figure_nets": 16,
             "recon_networks": 128,
             "deep_images": 32,
