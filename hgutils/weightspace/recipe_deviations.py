@@ -185,7 +185,7 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
         for b in batches or [recipe.batch_size]:
             c = warmup_coverage(w, b, recipe.batch_size, n_train, _median(rows, "steps"))
             ours_w.append(
-                f"{w} steps = {c.networks:,} networks ({c.epochs:.2g} epochs); the run took {c.steps_run:g} steps: "
+                f"{w} steps = {c.networks:,} networks ({c.epochs:.3g} epochs); the run took {c.steps_run:g} steps: "
                 f"{100 * c.completed:.0f} % of the warm-up"
             )
             if c.networks < c.reference_networks:
@@ -221,7 +221,7 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
     if "every epoch" not in recipe.selection:
         sel_dev.append("evaluated every epoch")
     add("model selection", recipe.selection, ours_sel, "; ".join(sel_dev))
-    return out
+    return sorted(out, key=lambda r: SETTINGS.index(r["setting"]))
 
 
 def as_the_authors_run_it(

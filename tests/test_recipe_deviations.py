@@ -1,0 +1,171 @@
+"""The "as the authors run it" table: each baseline's recipe beside this run's, deviations detected from
+the run's rows (batch, lr rule, epoch caps, warm-up, augmentation), measured effects passed through,
+and the warm-up coverage arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from hgutils.weightspace.comparison import ComparisonResult, ComparisonSettings, Splits
+from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr, recipe_for
+from hgutils.weightspace.recipe_deviations import (
+    NOT_MEASURED,
+    SETTINGS,
+    as_the_authors_run_it,
+    deviations,
+    warmup_coverage,
+)
+
+N_TRAIN = 300  # >= GMN's batch 128, < DWSNet's 512
+
+
+def _row(model: str, seed: int, *, steps: int, epochs_run: int, capped: bool, augment: str | None = None) -> dict:
+    """One results row as run_comparison writes it, for a model trained with its classification recipe."""
+    r = recipe_for({"DWSNet": "DWSNet", "GMN": "GMN", "StatNN": "StatNN"}.get(model, model), "classification")
+    if r is None:
+        return {"model": model, "seed": seed, "lr": 1e-3, "batch_size": 8, "recipe": "", "reference_batch": "",
+                "reference_lr": "", "inputs": "standardize", "augment": "off", "epochs_run": epochs_run,
+                "steps": steps, "capped": capped}  # fmt: skip
+    batch, lr = recipe_batch_and_lr(r, N_TRAIN, "sqrt")
+    mode = "optimizer" if batch == r.batch_size else f"optimizer; lr {r.lr:g} sqrt-scaled from batch {r.batch_size}"
+    aug = augment if augment is not None else ("off" if r.augment is None else r.augment.describe())
+    return {
+        "model": model,
+        "seed": seed,
+        "lr": lr,
+        "batch_size": batch,
+        "recipe": f"{r.source.split(':')[0]} ({mode} to {batch})",
+        "reference_batch": r.batch_size,
+        "reference_lr": r.lr,
+        "inputs": r.inputs,
+        "augment": aug,
+        "epochs_run": epochs_run,
+        "steps": steps,
+        "capped": capped,
+    }
+
+
+def _run(rows: list[dict]) -> ComparisonResult:
+    splits = Splits(
+        torch.arange(N_TRAIN), torch.arange(N_TRAIN, N_TRAIN + 10), torch.arange(N_TRAIN + 10, N_TRAIN + 20)
+    )
+    return ComparisonResult(pd.DataFrame(rows), splits)
+
+
+SETTINGS_15 = ComparisonSettings(epochs=100, patience=15, epoch_caps=(("DWSNet", 15), ("GMN", 15)))
+
+
+def _table(**measured: str) -> pd.DataFrame:
+    rows = [
+        _row("DWSNet", 0, steps=15, epochs_run=15, capped=True),
+        _row("GMN", 0, steps=30, epochs_run=10, capped=False),
+        _row("StatNN", 0, steps=380, epochs_run=10, capped=False),
+        _row("StatNN", 1, steps=418, epochs_run=11, capped=False),
+        _row("NFN_NP", 0, steps=100, epochs_run=3, capped=False),
+    ]
+    return as_the_authors_run_it(_run(rows), SETTINGS_15, "classification", measured or None)
+
+
+def _cell(t: pd.DataFrame, model: str, setting: str, col: str) -> str:
+    return t[(t["model"] == model) & (t["setting"] == setting)][col].item()
+
+
+def test_every_baseline_with_a_recipe_gets_every_setting_and_nfn_np_none():
+    t = _table()
+    assert list(dict.fromkeys(t["model"])) == ["DWSNet", "GMN", "StatNN"]  # NFN_NP has no reference recipe
+    for model in ("DWSNet", "GMN", "StatNN"):
+        assert t[t["model"] == model]["setting"].tolist() == list(SETTINGS)
+    assert _cell(t, "GMN", "optimizer", "reference") == "AdamW (AMSGrad), weight decay 0.0005"
+    assert _cell(t, "GMN", "optimizer", "deviation") == ""
+    assert _cell(t, "GMN", "inputs", "this run") == "per_layer" and _cell(t, "GMN", "inputs", "deviation") == ""
+
+
+def test_a_run_at_the_reference_batch_has_no_batch_deviation_and_a_smaller_one_names_its_lr_rule():
+    t = _table()
+    # GMN: batch 128 fits in 300 training INRs -> the reference's batch and lr, nothing to name
+    assert _cell(t, "GMN", "batch", "this run") == "128" and _cell(t, "GMN", "batch", "deviation") == ""
+    assert _cell(t, "GMN", "learning rate", "deviation") == ""
+    # DWSNet: 300 < 512 -> the whole split as one batch, lr 5e-3 * sqrt(300 / 512)
+    assert _cell(t, "DWSNet", "batch", "this run") == "300"
+    assert "300 < 512" in _cell(t, "DWSNet", "batch", "deviation")
+    lr_dev = _cell(t, "DWSNet", "learning rate", "deviation")
+    assert "sqrt-scaled" in lr_dev and "(B / 512)^1/2" in lr_dev
+    assert _cell(t, "DWSNet", "learning rate", "this run") == f"{5e-3 * math.sqrt(300 / 512):.3g}"
+    assert _cell(t, "DWSNet", "learning rate", "measured effect") == NOT_MEASURED
+
+
+def test_epoch_caps_below_the_references_are_named_with_whether_they_bound():
+    t = _table()
+    assert "below the reference's 100 epochs" in _cell(t, "DWSNet", "epochs", "deviation")
+    assert "1 of 1 seed(s) stopped at the cap" in _cell(t, "DWSNet", "epochs", "measured effect")
+    assert "did not bind" in _cell(t, "GMN", "epochs", "measured effect")
+    assert "cap 15" in _cell(t, "GMN", "epochs", "this run")
+    # StatNN's shared cap of 100 is above NFN's 50 epochs: no epoch deviation
+    assert _cell(t, "StatNN", "epochs", "deviation") == "" and "cap 100" in _cell(t, "StatNN", "epochs", "this run")
+    assert "ran 10.5 (median)" in _cell(t, "StatNN", "epochs", "this run")
+
+
+def test_warmup_coverage_arithmetic():
+    # GMN's 1,000 warm-up steps at batch 32 on 2,400 training INRs (notebook 01 before the reference batch)
+    c = warmup_coverage(1000, 32, 128, 2400, steps_run=1125)
+    assert c.steps_per_epoch == 75 and c.epochs == pytest.approx(1000 / 75)
+    assert c.networks == 32_000 and c.reference_networks == 128_000 and c.networks / c.reference_networks == 0.25
+    assert c.completed == 1.0
+    assert warmup_coverage(1000, 128, 128, 2400, steps_run=285).completed == pytest.approx(0.285)
+    assert warmup_coverage(10, 128, 128, 300).steps_per_epoch == 3  # the last, partial batch is a step
+    assert math.isnan(warmup_coverage(1000, 128, 128, 300).completed)  # steps unknown
+    for bad in ((0, 1, 1, 1), (1, 0, 1, 1), (1, 1, 1, 0)):
+        with pytest.raises(ValueError, match=">= 1"):
+            warmup_coverage(*bad)
+    with pytest.raises(ValueError, match="steps_run"):
+        warmup_coverage(1, 1, 1, 1, steps_run=-1)
+
+
+def test_the_table_reports_how_far_a_capped_runs_warmup_gets():
+    t = _table()
+    # GMN at its reference batch: 1,000 steps = 128,000 networks, 1000 / ceil(300/128) = 333 epochs; 30 steps run
+    ours = _cell(t, "GMN", "warm-up", "this run")
+    assert "1000 steps = 128,000 networks (333 epochs)" in ours and "3 % of the warm-up" in ours
+    dev = _cell(t, "GMN", "warm-up", "deviation")
+    assert "97 % short of the full learning rate" in dev and "of the reference's networks" not in dev
+    assert _cell(t, "DWSNet", "warm-up", "this run") == "none" and _cell(t, "DWSNet", "warm-up", "deviation") == ""
+
+
+def test_augmentation_and_selection_deviations_and_measured_effects_pass_through():
+    rows = [_row("DWSNet", 0, steps=15, epochs_run=15, capped=False, augment="off")]
+    t = as_the_authors_run_it(
+        _run(rows), SETTINGS_15, "classification", {("DWSNet", "augmentation"): "+3.0 points (curve)"}
+    )
+    assert _cell(t, "DWSNet", "augmentation", "deviation") == "not augmented"
+    assert _cell(t, "DWSNet", "augmentation", "measured effect") == "+3.0 points (curve)"
+    sel = _cell(t, "DWSNet", "model selection", "deviation")
+    assert "early stopping" in sel and "evaluated every epoch" not in sel  # DWSNets also evaluates every epoch
+    gmn = _table()
+    assert "evaluated every epoch" in _cell(gmn, "GMN", "model selection", "deviation")  # Neural Graphs: 1,000 steps
+    assert (
+        _cell(gmn, "GMN", "augmentation", "deviation") == ""
+        and _cell(gmn, "GMN", "augmentation", "measured effect") == ""
+    )
+    dev = deviations(gmn)
+    assert list(dev.columns) == ["model", "setting", "deviation", "measured effect"]
+    assert (dev["deviation"] != "").all() and len(dev) == (gmn["deviation"] != "").sum()
+
+
+def test_recipes_none_names_the_shared_optimiser():
+    rows = [_row("GMN", 0, steps=30, epochs_run=3, capped=False)]
+    t = as_the_authors_run_it(_run(rows), ComparisonSettings(recipes="none", epochs=3), "classification")
+    assert "recipes='none'" in _cell(t, "GMN", "optimizer", "deviation")
+    assert _cell(t, "GMN", "optimizer", "this run") == "Adam, weight decay 0"
+    assert _cell(t, "GMN", "warm-up", "this run") == "none" and "no warm-up" in _cell(t, "GMN", "warm-up", "deviation")
+
+
+def test_bad_input_is_refused():
+    rows = [_row("GMN", 0, steps=30, epochs_run=3, capped=False)]
+    with pytest.raises(ValueError, match="lacks column"):
+        as_the_authors_run_it(_run([{k: v for k, v in rows[0].items() if k != "steps"}]), SETTINGS_15, "classification")
+    with pytest.raises(ValueError, match="does not have"):
+        as_the_authors_run_it(_run(rows), SETTINGS_15, "classification", {("DWSNet", "batch"): "x"})
