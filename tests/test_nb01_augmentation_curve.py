@@ -38,6 +38,8 @@ def test_both_ways_runs_every_model_with_and_without_augmentation_on_the_same_sp
         assert sorted(g["augmented"].tolist()) == [False, True], (n, model, seed)
         assert g.loc[~g["augmented"], "augment"].item() == "off"
         assert "noise" in g.loc[g["augmented"], "augment"].item()  # not an INR zoo: noise and dropout only
+    table = ex.curve_table(curve).set_index("model")
+    assert {"StatNN", "StatNN (augmented)"} <= set(table.index) and "8 INRs" in table.columns
     plain = ex.learning_curve(zoo, y, sp, (8,), ("StatNN",), [0], train_cfg=cfg, augment=())
     assert not plain["augmented"].any()  # without both_ways the run's own augment setting stands
 

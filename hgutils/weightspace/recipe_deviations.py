@@ -233,11 +233,12 @@ def as_the_authors_run_it(
     ``epoch_caps``, ``patience``) said: one row per (model, setting of :data:`SETTINGS`) with
     ``reference`` (the recipe), ``this run`` (read from the run's rows), ``deviation`` (empty where they
     agree) and ``measured effect``: ``measured[(model, setting)]`` where given (text computed from this
-    run's data), else what the run's rows show (an epoch cap: whether it bound), else
-    :data:`NOT_MEASURED` for a deviation and empty for a setting that agrees.
+    run's data; entries of models without a row here, e.g. NFN_NP's from a learning curve, are left
+    out), else what the run's rows show (an epoch cap: whether it bound), else :data:`NOT_MEASURED` for
+    a deviation and empty for a setting that agrees.
 
-    Raises ``ValueError`` for a table without the run's columns, or a ``measured`` key naming a model or
-    setting the table does not have."""
+    Raises ``ValueError`` for a table without the run's columns, or a ``measured`` key that is not a
+    ``(model, setting)`` pair with a setting of :data:`SETTINGS`."""
     from hgutils.weightspace.comparison import VARIANTS
 
     table = run.table
@@ -246,6 +247,9 @@ def as_the_authors_run_it(
     if missing:
         raise ValueError(f"the results table lacks column(s) {missing} (a table of run_comparison)")
     measured = dict(measured or {})
+    bad = sorted(k for k in measured if not (isinstance(k, tuple) and len(k) == 2 and k[1] in SETTINGS))
+    if bad:
+        raise ValueError(f"measured effects must be keyed (model, setting) with a setting of {SETTINGS}; got {bad}")
     n_train = len(run.splits.train)
     rows: list[dict[str, str]] = []
     for model in dict.fromkeys(table["model"]):
@@ -256,8 +260,6 @@ def as_the_authors_run_it(
             own = r.pop("effect")
             eff = measured.pop((model, r["setting"]), "") or own or (NOT_MEASURED if r["deviation"] else "")
             rows.append({"model": model, **r, "measured effect": eff})
-    if measured:
-        raise ValueError(f"measured effects for rows the table does not have: {sorted(measured)}")
     return pd.DataFrame(rows, columns=["model", "setting", "reference", "this run", "deviation", "measured effect"])
 
 

@@ -120,7 +120,10 @@ def plot_learning_curve(curve: pd.DataFrame, dataset: str = "mnist", title: str 
 
 def curve_table(curve: pd.DataFrame) -> pd.DataFrame:
     """Mean test accuracy (%) per model (rows) and training-set size (columns), with the run counts
-    that hit their epoch cap in parentheses when any did."""
+    that hit their epoch cap in parentheses when any did. A curve run ``both_ways`` has one row per
+    model and way (``"DWSNet (augmented)"`` beside ``"DWSNet"``)."""
+    if "augmented" in curve and curve["augmented"].nunique() > 1:
+        curve = curve.assign(model=curve["model"] + curve["augmented"].map({True: " (augmented)", False: ""}))
     g = curve.groupby(["model", "train_inrs"], sort=False)
     mean = (100 * g["test_accuracy"].mean()).round(1).unstack()
     capped = g["capped"].sum().unstack() if "capped" in curve else None
@@ -186,7 +189,7 @@ def above_chance(curve: pd.DataFrame, n_test: int, chance: float = 0.1) -> pd.Da
 def first_above_chance(curve: pd.DataFrame, n_test: int, chance: float = 0.1) -> pd.DataFrame:
     """Does augmentation move the zoo size at which each model leaves chance? For a curve run
     ``both_ways`` (:func:`learning_curve`): per model, the smallest training-set size at which it is
-    :func:`above_chance` without augmentation and with it (``<NA>``: not within the curve's sizes), and
+    :func:`above_chance` without augmentation and with it (``None``: not within the curve's sizes), and
     ``moved``: ``earlier`` / ``later`` / ``no`` / ``only with augmentation`` / ``only without
     augmentation`` / ``neither leaves chance``."""
     if "augmented" not in curve or set(curve["augmented"].astype(bool)) != {False, True}:
@@ -209,10 +212,7 @@ def first_above_chance(curve: pd.DataFrame, n_test: int, chance: float = 0.1) ->
         else:
             moved = "earlier" if on < off else ("later" if on > off else "no")
         rows.append({"model": model, "without augmentation": off, "with augmentation": on, "moved": moved})
-    out = pd.DataFrame(rows)
-    for c in ("without augmentation", "with augmentation"):
-        out[c] = out[c].astype("Int64")
-    return out
+    return pd.DataFrame(rows).astype({"without augmentation": object, "with augmentation": object})
 
 
 def augmentation_effects(curve: pd.DataFrame) -> dict[tuple[str, str], str]:
