@@ -142,10 +142,14 @@ def test_augmentation_and_selection_deviations_and_measured_effects_pass_through
     )
     assert _cell(t, "DWSNet", "augmentation", "deviation") == "not augmented"
     assert _cell(t, "DWSNet", "augmentation", "measured effect") == "+3.0 points (curve)"
-    sel = _cell(t, "DWSNet", "model selection", "deviation")
-    assert "early stopping" in sel and "evaluated every epoch" not in sel  # DWSNets also evaluates every epoch
+    # DWSNets also evaluates every epoch, and a patience of 15 cannot end a run capped at 15 epochs
+    assert _cell(t, "DWSNet", "model selection", "deviation") == ""
     gmn = _table()
-    assert "evaluated every epoch" in _cell(gmn, "GMN", "model selection", "deviation")  # Neural Graphs: 1,000 steps
+    assert _cell(gmn, "GMN", "model selection", "deviation") == "evaluated every epoch"  # Neural Graphs: 1,000 steps
+    # StatNN: a patience of 15 within a cap of 100 can stop early; NFN names no evaluation cadence
+    stat = _cell(gmn, "StatNN", "model selection", "deviation")
+    assert stat == "early stopping (the reference trains all its epochs)"
+    assert "early stopping after 15 epochs" in _cell(gmn, "StatNN", "model selection", "this run")
     assert (
         _cell(gmn, "GMN", "augmentation", "deviation") == ""
         and _cell(gmn, "GMN", "augmentation", "measured effect") == ""

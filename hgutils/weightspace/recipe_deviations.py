@@ -213,12 +213,13 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
     add("augmentation", ref_aug, _one(augs), aug_dev)
     # model selection
     score = _SCORE.get(task, "score")
-    ours_sel = (
-        f"best validation {score}, evaluated every epoch; early stopping after {settings.patience} epochs "
-        "without improvement"
+    ours_sel = f"best validation {score}, evaluated every epoch" + (
+        f"; early stopping after {settings.patience} epochs without improvement" if settings.patience < limit else ""
     )
-    sel_dev = ["early stopping (the reference trains all its epochs)"]
-    if "every epoch" not in recipe.selection:
+    sel_dev = []
+    if settings.patience < limit:  # early stopping can end a run before its budget
+        sel_dev.append("early stopping (the reference trains all its epochs)")
+    if "every " in recipe.selection and "every epoch" not in recipe.selection:  # the reference names its cadence
         sel_dev.append("evaluated every epoch")
     add("model selection", recipe.selection, ours_sel, "; ".join(sel_dev))
     return sorted(out, key=lambda r: SETTINGS.index(r["setting"]))

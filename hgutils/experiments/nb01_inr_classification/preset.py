@@ -85,7 +85,7 @@ class INRClassificationConfig(ComparisonSettings):
     ceiling_steps: int = 100  # optimiser steps of each ceiling fit
     curve_variants: tuple[str, ...] = CURVE_VARIANTS
     aug_curve_variants: tuple[str, ...] = AUG_CURVE_VARIANTS  # the curve with and without augmentation: models
-    aug_curve_sizes: tuple[int, ...] = (30, 90)  # ... and its training INRs (first seed; (): skip it)
+    aug_curve_sizes: tuple[int, ...] = (30, 60)  # ... and its training INRs (first seed; (): skip it)
     n_figure_nets: int = 4  # test INRs whose node embeddings are read (geometry, figures)
     recon_networks: int = 32  # validation INRs on which the reconstruction metrics are measured
     # -- the paper's embedding figure: 13-layer INR MLPs, ~100 snapshots (GTH-GMN by reconstruction only)
