@@ -129,9 +129,18 @@ def test_the_table_reports_how_far_a_capped_runs_warmup_gets():
     t = _table()
     # GMN at its reference batch: 1,000 steps = 128,000 networks, 1000 / ceil(300/128) = 333 epochs; 30 steps run
     ours = _cell(t, "GMN", "warm-up", "this run")
-    assert "1000 steps = 128,000 networks (333 epochs)" in ours and "3 % of the warm-up" in ours
+    assert "1,000 steps = 128,000 networks (333 epochs)" in ours and "took 30 steps: 3 % of the warm-up" in ours
     dev = _cell(t, "GMN", "warm-up", "deviation")
-    assert "97 % short of the full learning rate" in dev and "of the reference's networks" not in dev
+    assert dev == "the run ended at 3 % of the full learning rate"  # the reference's batch: its networks too
+    # a batch of 32 on 300 INRs: a quarter of the reference's networks, 1,000 / ceil(300 / 32) = 100 epochs
+    small = as_the_authors_run_it(
+        _run([{**_row("GMN", 0, steps=2000, epochs_run=5, capped=False), "batch_size": 32}]),
+        SETTINGS_15,
+        "classification",
+    )
+    assert "1,000 steps = 32,000 networks (100 epochs)" in _cell(small, "GMN", "warm-up", "this run")
+    assert _cell(small, "GMN", "warm-up", "deviation") == "covers 25 % of the reference's networks"
+    assert _cell(small, "GMN", "batch", "deviation") == "smaller than the reference's"  # 300 INRs hold 128
     assert _cell(t, "DWSNet", "warm-up", "this run") == "none" and _cell(t, "DWSNet", "warm-up", "deviation") == ""
 
 

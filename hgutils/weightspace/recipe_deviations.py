@@ -104,6 +104,15 @@ def warmup_coverage(
     return WarmupCoverage(int(warmup_steps), int(batch_size), int(reference_batch), int(n_train), float(steps_run))
 
 
+def _num(x: float) -> str:
+    """A count or ratio for the table: whole numbers with thousands separators from 100 on."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _pct(fraction: float) -> str:
+    return f"{_num(100 * fraction)} %"
+
+
 def _optimizer(name: str, weight_decay: float, amsgrad: bool) -> str:
     return f"{'AdamW' if name == 'adamw' else 'Adam'}{' (AMSGrad)' if amsgrad else ''}, weight decay {weight_decay:g}"
 
@@ -151,7 +160,13 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
         "batch",
         f"{recipe.batch_size}",
         _one(batches),
-        f"smaller: the training split holds {n_train} < {recipe.batch_size} networks" if small else "",
+        ""
+        if not small
+        else (
+            f"smaller: the training split holds {n_train} < {recipe.batch_size} networks"
+            if n_train < recipe.batch_size
+            else "smaller than the reference's"
+        ),
     )
     lr_dev = ""
     if any(not math.isclose(v, recipe.lr, rel_tol=1e-9) for v in lrs):
@@ -185,16 +200,16 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
         for b in batches or [recipe.batch_size]:
             c = warmup_coverage(w, b, recipe.batch_size, n_train, _median(rows, "steps"))
             ours_w.append(
-                f"{w} steps = {c.networks:,} networks ({c.epochs:.3g} epochs); the run took {c.steps_run:g} steps: "
-                f"{100 * c.completed:.0f} % of the warm-up"
+                f"{w:,} steps = {c.networks:,} networks ({_num(c.epochs)} epochs); the run took "
+                f"{_num(c.steps_run)} steps: {_pct(c.completed)} of the warm-up"
             )
             if c.networks < c.reference_networks:
-                dev.append(f"covers {c.networks / c.reference_networks:.2g} of the reference's networks")
+                dev.append(f"covers {_pct(c.networks / c.reference_networks)} of the reference's networks")
             if c.completed < 1:
-                dev.append(f"the run ended {100 * (1 - c.completed):.0f} % short of the full learning rate")
+                dev.append(f"the run ended at {_pct(c.completed)} of the full learning rate")
         if mode == "none":
             ours_w, dev = ["none"], ["no warm-up (recipes='none')"]
-        add("warm-up", f"{w} steps = {w * recipe.batch_size:,} networks", " / ".join(ours_w), "; ".join(dev))
+        add("warm-up", f"{w:,} steps = {w * recipe.batch_size:,} networks", " / ".join(ours_w), "; ".join(dev))
     else:
         add("warm-up", "none", "none")
     # gradient clip
