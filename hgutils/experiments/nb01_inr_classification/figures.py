@@ -132,9 +132,13 @@ def plot_augmentation_curve(curve: pd.DataFrame, chance: float = 0.1, title: str
             m = g[g["augmented"].astype(bool) == on].groupby("train_inrs")["test_accuracy"].mean() * 100
             if len(m):
                 label = f"{name} ({'augmented' if on else 'not augmented'})"
-                ax.plot(m.index, m.values, style, marker="o", color=f"C{i}", label=label)
+                face = f"C{i}" if on else "white"  # open markers for the runs without augmentation
+                ax.plot(m.index, m.values, style, marker="o", color=f"C{i}", markerfacecolor=face, label=label)
     ax.axhline(100 * chance, ls=":", color="grey", lw=1, label=f"chance ({100 * chance:.0f} %)")
     ax.set_xscale("log")
+    sizes = sorted(curve["train_inrs"].unique())
+    ax.set_xticks(sizes, [f"{int(n):,}" for n in sizes])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("training INRs")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title(title or "zoo-size learning curve with and without weight-space augmentation")
