@@ -23,13 +23,15 @@ from hgutils.weightspace.recipe_deviations import (
 N_TRAIN = 300  # >= GMN's batch 128, < DWSNet's 512
 
 
-def _row(model: str, seed: int, *, steps: int, epochs_run: int, capped: bool, augment: str | None = None) -> dict:
+def _row(
+    model: str, seed: int, *, steps: int, epochs_run: int, capped: bool, augment: str | None = None, best: int = 0
+) -> dict:
     """One results row as run_comparison writes it, for a model trained with its classification recipe."""
     r = recipe_for({"DWSNet": "DWSNet", "GMN": "GMN", "StatNN": "StatNN"}.get(model, model), "classification")
     if r is None:
         return {"model": model, "seed": seed, "lr": 1e-3, "batch_size": 8, "recipe": "", "reference_batch": "",
                 "reference_lr": "", "inputs": "standardize", "augment": "off", "epochs_run": epochs_run,
-                "steps": steps, "capped": capped}  # fmt: skip
+                "steps": steps, "capped": capped, "best_epoch": best}  # fmt: skip
     batch, lr = recipe_batch_and_lr(r, N_TRAIN, "sqrt")
     mode = "optimizer" if batch == r.batch_size else f"optimizer; lr {r.lr:g} sqrt-scaled from batch {r.batch_size}"
     aug = augment if augment is not None else ("off" if r.augment is None else r.augment.describe())
@@ -46,6 +48,7 @@ def _row(model: str, seed: int, *, steps: int, epochs_run: int, capped: bool, au
         "epochs_run": epochs_run,
         "steps": steps,
         "capped": capped,
+        "best_epoch": best,
     }
 
 
@@ -61,7 +64,7 @@ SETTINGS_15 = ComparisonSettings(epochs=100, patience=15, epoch_caps=(("DWSNet",
 
 def _table(**measured: str) -> pd.DataFrame:
     rows = [
-        _row("DWSNet", 0, steps=15, epochs_run=15, capped=True),
+        _row("DWSNet", 0, steps=15, epochs_run=15, capped=True, best=14),
         _row("GMN", 0, steps=30, epochs_run=10, capped=False),
         _row("StatNN", 0, steps=380, epochs_run=10, capped=False),
         _row("StatNN", 1, steps=418, epochs_run=11, capped=False),
@@ -101,9 +104,16 @@ def test_a_run_at_the_reference_batch_has_no_batch_deviation_and_a_smaller_one_n
 def test_epoch_caps_below_the_references_are_named_with_whether_they_bound():
     t = _table()
     assert "below the reference's 100 epochs" in _cell(t, "DWSNet", "epochs", "deviation")
-    assert "1 of 1 seed(s) stopped at the cap" in _cell(t, "DWSNet", "epochs", "measured effect")
+    eff = _cell(t, "DWSNet", "epochs", "measured effect")  # best_epoch 14 counts from 0: the 15th of 15
+    assert eff == "1 of 1 seed(s) ran to the cap; best validation epoch 15 of 15: still improving at the cap"
     assert "did not bind" in _cell(t, "GMN", "epochs", "measured effect")
-    assert "cap 15" in _cell(t, "GMN", "epochs", "this run")
+    assert _cell(t, "GMN", "epochs", "this run").startswith("cap 15; ran 10")  # patience 15 >= cap: no early stop
+    assert "cap 100, early stopping; ran" in _cell(t, "StatNN", "epochs", "this run")
+    early = _row("DWSNet", 0, steps=15, epochs_run=15, capped=True, best=3)
+    eff = _cell(
+        as_the_authors_run_it(_run([early]), SETTINGS_15, "classification"), "DWSNet", "epochs", "measured effect"
+    )
+    assert eff == "1 of 1 seed(s) ran to the cap; best validation epoch 4 of 15"
     # StatNN's shared cap of 100 is above NFN's 50 epochs: no epoch deviation
     assert _cell(t, "StatNN", "epochs", "deviation") == "" and "cap 100" in _cell(t, "StatNN", "epochs", "this run")
     assert "ran 10.5 (median)" in _cell(t, "StatNN", "epochs", "this run")

@@ -185,12 +185,20 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
         limit = cap if cap is not None else (ref_epochs if mode == "full" else settings.epochs)
         budget = f"cap {limit}"
     ran = _median(rows, "epochs_run")
-    ours_ep = f"{budget}, early stopping; ran {ran:g} (median), {n_capped} of {n_seeds} seed(s) capped"
+    stops = settings.patience < limit  # early stopping can end a run before its budget
+    ours_ep = (
+        f"{budget}{', early stopping' if stops else ''}; ran {ran:g} (median), {n_capped} of {n_seeds} seed(s) capped"
+    )
     ep_dev = f"capped below the reference's {ref_epochs} epochs" if limit < ref_epochs else ""
+    ep_eff = "the cap did not bind: early stopping ended every seed before it"
     if n_capped:
-        ep_eff = f"{n_capped} of {n_seeds} seed(s) stopped at the cap with validation still improving"
-    else:
-        ep_eff = "the cap did not bind: early stopping ended every seed before it"
+        hit = rows[rows["capped"].astype(bool)]
+        ep_eff = f"{n_capped} of {n_seeds} seed(s) ran to the cap"
+        if "best_epoch" in hit:  # the loop's epochs count from 0
+            best = [(int(b) + 1, int(e)) for b, e in zip(hit["best_epoch"], hit["epochs_run"])]
+            ep_eff += "; best validation epoch " + ", ".join(f"{b} of {e}" for b, e in best)
+            if any(b == e for b, e in best):
+                ep_eff += ": still improving at the cap"
     add("epochs", f"{ref_epochs}, all of them", ours_ep, ep_dev, ep_eff if ep_dev else "")
     # warm-up
     if recipe.warmup_steps:
@@ -229,10 +237,10 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
     # model selection
     score = _SCORE.get(task, "score")
     ours_sel = f"best validation {score}, evaluated every epoch" + (
-        f"; early stopping after {settings.patience} epochs without improvement" if settings.patience < limit else ""
+        f"; early stopping after {settings.patience} epochs without improvement" if stops else ""
     )
     sel_dev = []
-    if settings.patience < limit:  # early stopping can end a run before its budget
+    if stops:
         sel_dev.append("early stopping (the reference trains all its epochs)")
     if "every " in recipe.selection and "every epoch" not in recipe.selection:  # the reference names its cadence
         sel_dev.append("evaluated every epoch")
