@@ -310,9 +310,11 @@ minutes["learning curve"] = (time.time() - t0) / 60
 # references' own answer to small data. Here the message-passing baselines (DWSNet, GMN) and two cheap
 # ones (NFN_NP, StatNN) run at every size `aug_curve_sizes` twice, on the same split, seeds and budget:
 # with the augmentation (solid; each model with its recipe's magnitudes, or the references' where it has
-# none) and without it (dashed). A model *leaves chance* at the first size where its run passed the
-# learnability gate and its test accuracy is above chance by more than 2 standard errors over the test
-# INRs (the verdict rule of `hgutils.verdicts`); the last table says whether augmentation moves that size.
+# none) and without it (dashed, open markers). DWSNet and GMN keep their epoch cap (`epoch_caps`) at
+# every size, so a small zoo gives them few optimiser steps (how far GMN's warm-up gets on the main zoo is
+# in the next table). A model *leaves chance* at the first size where its run passed the learnability gate
+# and its test accuracy is above chance by more than 2 standard errors over the test INRs (the verdict
+# rule of `hgutils.verdicts`); the last table says whether augmentation moves that size.
 
 # %% tags=[]
 t0 = time.time()
