@@ -165,3 +165,20 @@ def test_a_preset_declares_its_grid():
         )
     )
     assert len(full.cells()) == 3 * 2 * len(s.lr_grid)  # empty select_lr_grid: the baselines' grid
+
+
+def test_gth_gmn_infonce_is_the_baselines_loss_on_the_same_view():
+    """GTH-GMN's InfoNCE term equals the base class's (every baseline's): the network and one DWSNets view
+    of it, drawn from the same generator, through the same head, at the same temperature."""
+    from hgutils.weightspace.metanets.base import MetaNet
+
+    zoo = make_zoo(8, 2)
+    seed_everything(0)
+    m = build_variant("GTH-GMN", zoo, "infonce", 8, {"protocol": "joint", **SMALL_GTH})
+    m.eval()
+    batch = m.prepare(zoo)[torch.arange(8)]
+    own = m.loss_terms(batch, None, 0.5, torch.Generator().manual_seed(4), 0.1, 0.2, 0.5)["task"]
+    base = MetaNet.loss_terms(m, batch, None, 0.5, torch.Generator().manual_seed(4), 0.1, 0.2, 0.5)["task"]
+    assert torch.allclose(own, base, atol=1e-6)
+    other = MetaNet.loss_terms(m, batch, None, 0.5, torch.Generator().manual_seed(5), 0.1, 0.2, 0.5)["task"]
+    assert not torch.allclose(own, other)  # the view matters: the equality above is not vacuous

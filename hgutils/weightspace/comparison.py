@@ -97,7 +97,9 @@ VARIANTS: dict[str, Variant] = {
             "GTH-GMN",
             "all",
             True,
-            "stage-2 Riemannian step / 10 (the paper's remedy)",
+            "the two-stage, frozen reading with its stage-2 Riemannian step / 10 (the paper's remedy)",
+            protocol="two_stage",
+            head_networks_per_param=10.0,
             refine_lr_scale=0.1,
         ),
         _v(
