@@ -101,6 +101,9 @@ class SineRegressionConfig(ComparisonSettings):
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
+            # cost (estimated from measured median CPU-s per batch-32 step at this zoo's shape, default / large:
+            # InfoNCE task 0.40 / 1.23, stage 1 0.26 / 0.60; 2 lrs): ~33 CPU-min of steps plus evaluations and probes,
+            # on top of the 73.5 min measured: over the 90-minute budget
             "select_steps": 200,
             "pretrain_networks": 512,
             "pretrain_steps": 200,
@@ -120,6 +123,10 @@ class SineRegressionConfig(ComparisonSettings):
             "batch_size": 512,
             "lr_grid": (1e-3, 5e-3),
             "lr_search_steps": 2000,
+            "gth_protocols": ("two_stage", "finetune", "joint"),  # the full selection grid, as medium
+            "gth_sizes": ("default", "large"),
+            "select_lr_grid": (),
+            "select_steps": 2000,
             "refine_steps": 40,
             "refine_lr": 0.3,
             "compile": True,

@@ -122,6 +122,9 @@ class GeneralizationConfig(ComparisonSettings):
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
+            # cost (estimated from measured median CPU-s per batch-8 step at this zoo's shape, default / large: task
+            # 0.12 / 0.38, stage 1 0.13 / 0.38; 2 lrs): ~20 CPU-min of steps plus evaluations and two_stage embeddings
+            # (~25-30 min in all), on top of the 42.2 min measured: within the 90-minute budget
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 400,
@@ -141,6 +144,10 @@ class GeneralizationConfig(ComparisonSettings):
             "batch_size": 8,
             "lr_grid": (3e-4, 1e-3, 3e-3),
             "lr_search_steps": 10000,
+            "gth_protocols": ("two_stage", "finetune", "joint"),  # the full selection grid, as medium
+            "gth_sizes": ("default", "large"),
+            "select_lr_grid": (),
+            "select_steps": 10000,
             "refine_steps": 40,
             "refine_lr": 0.3,
             "compile": True,
