@@ -281,7 +281,7 @@ for ds, zoo in shared.items():
         sp,
         seeds[: cfg.shared_seeds],
         desc=f"{ds} shared",
-        **kwargs,
+        **selections[ds].apply(kwargs),  # GTH-GMN as chosen on the main zoo's validation split
     )
     s = cmp.summarize(shared_runs[ds].table, ["test_accuracy", "train_accuracy"])
     display(Markdown(f"**{ds}, one shared initialisation** ({len(zoo)} INRs, split {sp.sizes()})"))
@@ -460,7 +460,7 @@ ex.geometry_claims(
     claims, "13-layer", deep.readout, d_early, d_late, judge, deep.gate, f"13-layer INRs, {dz.T} snapshots"
 )
 claims.show()
-claims.save(out_res)
+claims.save(out_res);
 # %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()

@@ -258,7 +258,7 @@ display(var)
 claims = Claims("02_sine_regression", scale)
 ex.sine_claims(claims, run, judge=scale != "smoke")
 claims.show()
-claims.save(out_res)
+claims.save(out_res);
 # %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()

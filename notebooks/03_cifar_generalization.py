@@ -252,7 +252,7 @@ display(cmp.recon_table(run))
 claims = Claims("03_cifar_generalization", scale)
 ex.cifar_claims(claims, run, dataset, judge=scale != "smoke", refs=refs)
 claims.show()
-claims.save(out_res)
+claims.save(out_res);
 # %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()
