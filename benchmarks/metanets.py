@@ -107,6 +107,30 @@ def synthetic_zoo(n: int, T: int, seed: int = 0, sizes: tuple[int, ...] = SIZES)
     return Zoo(MLPSpec(sizes, "sine", 30.0), params, torch.arange(T), {"label": torch.arange(n) % 10})
 
 
+def float64_step(kw: dict, step: str, n: int = 3, T: int = 4) -> tuple[dict, dict]:
+    """The loss terms and every parameter gradient of one float64 GTH-GMN training step (``kw``: its
+    config overrides; ``step``: ``"reconstruction"`` -- stage 1 -- or ``"joint"``, the task step) on an
+    ``n``-network synthetic zoo of ``T`` snapshots, with fixed seeds: what the exactness tests compare."""
+    import dataclasses
+
+    zoo = synthetic_zoo(n, T)
+    torch.manual_seed(0)
+    m = build_metanet("GTH-GMN", zoo, "classification", 10, **kw).double()
+    m.train()
+    g = m.prepare(zoo)
+    g = dataclasses.replace(
+        g, edge_weight=g.edge_weight.double(), node_feat=g.node_feat.double(), edge_attr=g.edge_attr.double()
+    )
+    gen = torch.Generator().manual_seed(1)
+    if step == "reconstruction":
+        terms, weights = m.pretrain_terms(g, 0.5, gen), m.recon_weights()
+    else:
+        terms, weights = m.loss_terms(g, zoo.meta["label"], 0.5, gen), m.loss_weights
+    sum(weights.get(k, 0.0) * v for k, v in terms.items()).backward()
+    grads = {name: p.grad.clone() for name, p in m.named_parameters() if p.grad is not None}
+    return {k: v.detach() for k, v in terms.items()}, grads
+
+
 def load_zoo(kind: str, n: int, T: int) -> Zoo:
     if kind == "synthetic":
         return synthetic_zoo(n, T)

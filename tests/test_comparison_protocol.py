@@ -274,15 +274,15 @@ def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_
     assert set(par.models) == set(names) and set(par.outputs) == set(names)
     groups = cmp._stage1_groups(
         [
-            ("GTH-GMN", 0, 1e-3, True),
+            ("GTH-GMN (two-stage, frozen)", 0, 1e-3, True),
             ("GTH-GMN (small R-step)", 0, 1e-3, True),
-            ("GTH-GMN", 1, 1e-3, False),
+            ("GTH-GMN (two-stage, frozen)", 1, 1e-3, False),
             ("GTH-GMN (Euclidean)", 0, 1e-3, True),
         ]
     )
     assert [[(r[0], r[1]) for r in g] for g in groups] == [
-        [("GTH-GMN", 0), ("GTH-GMN (small R-step)", 0)],
-        [("GTH-GMN", 1)],
+        [("GTH-GMN (two-stage, frozen)", 0), ("GTH-GMN (small R-step)", 0)],
+        [("GTH-GMN (two-stage, frozen)", 1)],
         [("GTH-GMN (Euclidean)", 0)],
     ]
     with pytest.raises(ValueError, match="workers must be >= 1"):

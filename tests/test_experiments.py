@@ -384,6 +384,7 @@ def test_sine_claims_judge_the_ordering_pairwise_through_the_verdict_rule():
 
     vals = {
         "GTH-GMN": [1.00, 1.02, 0.98],
+        "GTH-GMN (two-stage, frozen)": [1.00, 1.02, 0.98],
         "GTH-GMN (small R-step)": [1.0, 1.01, 0.99],
         "GMN": [1.50, 1.52, 1.48],
         "DWSNet": [1.51, 1.90, 1.10],  # GMN < DWSNet by 0.01: inside its 2 se

@@ -174,37 +174,17 @@ def test_gathered_and_consecutive_distances_equal_the_poincare_distance(eu):
 # ---------------------------------------------------------------------------- end to end vs d8808bb
 _CHILD = textwrap.dedent(
     """
-    import dataclasses, sys, torch
+    import sys, torch
     sys.path.insert(0, {bench!r})
     import hgutils
     assert hgutils.__file__.startswith({root!r}), hgutils.__file__
-    from metanets import synthetic_zoo
-    from hgutils.weightspace.metanets import build_metanet
-
-    def run(kw, step):
-        zoo = synthetic_zoo(3, 4)
-        torch.manual_seed(0)
-        m = build_metanet("GTH-GMN", zoo, "classification", 10, **kw).double()
-        m.train()
-        g = m.prepare(zoo)
-        g = dataclasses.replace(
-            g, edge_weight=g.edge_weight.double(), node_feat=g.node_feat.double(), edge_attr=g.edge_attr.double()
-        )
-        gen = torch.Generator().manual_seed(1)
-        if step == "reconstruction":
-            terms, weights = m.pretrain_terms(g, 0.5, gen), m.recon_weights()
-        else:
-            terms, weights = m.loss_terms(g, zoo.meta["label"], 0.5, gen), m.loss_weights
-        loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
-        loss.backward()
-        grads = {{n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}}
-        return {{k: v.detach() for k, v in terms.items()}}, grads
+    from metanets import float64_step
 
     out = {{}}
     for name, kw in {configs!r}.items():
         for step in ("reconstruction", "joint"):
             kw2 = dict(kw, protocol="joint") if step == "joint" else kw
-            out[(name, step)] = run(kw2, step)
+            out[(name, step)] = float64_step(kw2, step)
     torch.save(out, sys.argv[1])
     """
 )
@@ -250,33 +230,11 @@ def test_compiled_training_step_equals_eager_float64():
     """``compile=True`` (the recurrence and the stage-1 pair terms through ``torch.compile``) gives the
     eager terms and every parameter gradient, float64 to 1e-10, on the reconstruction step (it runs both
     compiled functions; the joint step adds only eager work: the task head and loss). ~1 min on a CPU."""
-    import dataclasses
-
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from metanets import synthetic_zoo
-
-    from hgutils.weightspace.metanets import build_metanet
-
-    def run(compile_: bool, step: str) -> tuple[dict, dict]:
-        zoo = synthetic_zoo(3, 3)
-        torch.manual_seed(0)
-        kw = {"compile": compile_, **({"protocol": "joint"} if step == "joint" else {})}
-        m = build_metanet("GTH-GMN", zoo, "classification", 10, **kw).double()
-        m.train()
-        g = m.prepare(zoo)
-        g = dataclasses.replace(
-            g, edge_weight=g.edge_weight.double(), node_feat=g.node_feat.double(), edge_attr=g.edge_attr.double()
-        )
-        gen = torch.Generator().manual_seed(1)
-        if step == "reconstruction":
-            terms, weights = m.pretrain_terms(g, 0.5, gen), m.recon_weights()
-        else:
-            terms, weights = m.loss_terms(g, zoo.meta["label"], 0.5, gen), m.loss_weights
-        sum(weights.get(k, 0.0) * v for k, v in terms.items()).backward()
-        return terms, {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
+    from metanets import float64_step
 
     for step in ("reconstruction",):
-        (t_e, g_e), (t_c, g_c) = run(False, step), run(True, step)
+        (t_e, g_e), (t_c, g_c) = float64_step({"compile": False}, step), float64_step({"compile": True}, step)
         assert t_c.keys() == t_e.keys() and g_c.keys() == g_e.keys()
         for k in t_e:
             _close(t_c[k], t_e[k], f"{step} term {k}")

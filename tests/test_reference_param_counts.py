@@ -233,7 +233,9 @@ def test_gmn_count_equals_the_neural_graphs_mnist_configuration():
     assert all(trainable(c) == conv for c in m.convs) and len(m.convs) == 4
     assert all(trainable(e) == 4 * lin(d, d) for e in m.edge_mlps) and len(m.edge_mlps) == 3
     assert all(trainable(n) == 2 * d for n in m.norms) and len(m.norms) == 3
-    # the Fourier projections are fixed (rff's GaussianEncoding: requires_grad=False), so not counted
-    assert {n for n, _ in m.named_buffers()} == {"edge_proj.0.B", "node_proj.0.B"}
+    # the Fourier projections are fixed (rff's GaussianEncoding: requires_grad=False), so not counted; the
+    # other buffers are the per-layer input statistics (Neural Graphs keeps them in its data config)
+    input_stats = {"in_mean", "in_std", "in_fitted"}
+    assert {n for n, _ in m.named_buffers()} == {"edge_proj.0.B", "node_proj.0.B"} | input_stats
     # rev_edge_features changes only the fixed projection's input width (3 vs 1), not the count
     assert trainable(GMN("classification", 10, sizes, 1, reverse_edges=False)) == trainable(m)

@@ -42,6 +42,7 @@ PAPER: dict[str, dict[str, tuple[float, float]]] = {
 
 SINE_VARIANTS: tuple[str, ...] = (
     "GTH-GMN",
+    "GTH-GMN (two-stage, frozen)",
     "GTH-GMN (small R-step)",
     "DWSNet",
     "GMN",
@@ -95,6 +96,15 @@ class SineRegressionConfig(ComparisonSettings):
             "batch_size": 32,
             "lr_grid": (1e-3, 5e-3),
             "lr_search_steps": 200,
+            # GTH-GMN selection grid (issue 36): 3 protocols x 2 sizes x the baselines' lr_grid, each cell
+            # 200 optimiser steps (the lr search's budget, shorter than the final runs), on the first seed
+            "gth_protocols": ("two_stage", "finetune", "joint"),
+            "gth_sizes": ("default", "large"),
+            "select_lr_grid": (),
+            # cost (estimated from measured median CPU-s per batch-32 step at this zoo's shape, default / large:
+            # InfoNCE task 0.40 / 1.23, stage 1 0.26 / 0.60; 2 lrs): ~33 CPU-min of steps plus evaluations and probes,
+            # on top of the 73.5 min measured: over the 90-minute budget
+            "select_steps": 200,
             "pretrain_networks": 512,
             "pretrain_steps": 200,
             "refine_steps": 10,
@@ -113,6 +123,10 @@ class SineRegressionConfig(ComparisonSettings):
             "batch_size": 512,
             "lr_grid": (1e-3, 5e-3),
             "lr_search_steps": 2000,
+            "gth_protocols": ("two_stage", "finetune", "joint"),  # the full selection grid, as medium
+            "gth_sizes": ("default", "large"),
+            "select_lr_grid": (),
+            "select_steps": 2000,
             "refine_steps": 40,
             "refine_lr": 0.3,
             "compile": True,
@@ -152,9 +166,10 @@ def sine_claims(claims: Claims, run: comparison.ComparisonResult, judge: bool) -
     - ``mse-order``: GTH-GMN < GMN < DWSNet, pairwise along the order (unpaired over seeds);
     - ``gth-best-mean``: GTH-GMN below every other encoder (each pair resolved);
     - ``gth-higher-variance``: sd(GTH-GMN) / sd(other) > 1 for DWSNet and GMN (F-based 95 % interval);
-    - ``small-step-narrows``: sd(stage-2 step / 10) / sd(GTH-GMN) < 0.8 (F-based interval; the two
-      share their stage-1 encoder per seed, so the F interval, which assumes independence, is
-      conservative here).
+    - ``small-step-narrows``: sd(stage-2 step / 10) / sd(two-stage, frozen) < 0.8 (F-based interval; the
+      two share their stage-1 encoder per seed, so the F interval, which assumes independence, is
+      conservative here). The stage-2 step exists only in the two-stage reading, so the remedy is judged
+      against "GTH-GMN (two-stage, frozen)", whatever protocol the selection grid chose for GTH-GMN.
 
     Not judged (``judge=False``: the smoke scale), every claim is ``not tested at this scale`` with its
     measured values still shown.
@@ -222,22 +237,20 @@ def sine_claims(claims: Claims, run: comparison.ComparisonResult, judge: bool) -
         source=f"{src}, sine table + discussion",
         trained=run.gates(["GTH-GMN", *spread_others]) if judge else None,
     )
-    small = "GTH-GMN (small R-step)"
+    small, frozen = "GTH-GMN (small R-step)", "GTH-GMN (two-stage, frozen)"
     claims.add(
         "small-step-narrows",
         "a smaller Riemannian step narrows GTH-GMN's variance",
         paper="suggested remedy (not measured)",
-        ours=f"sd {sd[small]:.4f} vs {sd['GTH-GMN']:.4f}",
-        criterion="sd(stage-2 step / 10) / sd(GTH-GMN) < 0.8 (a 20 % narrower spread): the F-based 95 % interval "
-        "of the sd ratio lies below 0.8",
-        test=compare_spread(
-            mse[small], mse["GTH-GMN"], threshold=0.8, greater=False, label=f"sd({small}) / sd(GTH-GMN)"
-        )
+        ours=f"sd {sd[small]:.4f} vs {sd[frozen]:.4f} (two-stage, frozen)",
+        criterion="sd(stage-2 step / 10) / sd(two-stage, frozen) < 0.8 (a 20 % narrower spread): the F-based 95 % "
+        "interval of the sd ratio lies below 0.8",
+        test=compare_spread(mse[small], mse[frozen], threshold=0.8, greater=False, label=f"sd({small}) / sd({frozen})")
         if judge
         else None,
         reason=why,
         source=f"{src}, discussion",
-        trained=run.gates(["GTH-GMN", small]) if judge else None,
+        trained=run.gates([frozen, small]) if judge else None,
     )
 
 

@@ -28,6 +28,7 @@ from torch import Tensor
 from hgutils.presets import Preset
 from hgutils.repro import progress, seed_everything
 from hgutils.verdicts import Difference, compare_seeds
+from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 
 log = logging.getLogger("hgutils")
 
@@ -96,8 +97,20 @@ VARIANTS: dict[str, Variant] = {
             "GTH-GMN",
             "all",
             True,
-            "stage-2 Riemannian step / 10 (the paper's remedy)",
+            "the two-stage, frozen reading with its stage-2 Riemannian step / 10 (the paper's remedy)",
+            protocol="two_stage",
+            head_networks_per_param=10.0,
             refine_lr_scale=0.1,
+        ),
+        _v(
+            "GTH-GMN (two-stage, frozen)",
+            "GTH-GMN",
+            "all",
+            True,
+            "the paper's literal reading: frozen reconstruction embedding, a linear head on its leading principal "
+            "components sized for the training set (>= 10 networks per head parameter)",
+            protocol="two_stage",
+            head_networks_per_param=10.0,
         ),
         _v(
             "GTH-GMN (fine-tuned)",
@@ -390,6 +403,12 @@ class ComparisonSettings(Preset):
     workers: int = 1  # processes that fit (model, seed) runs side by side, one thread each (1: in this process)
     epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
     # model the budget cannot afford to train to convergence (its capped runs are marked as such)
+    # GTH-GMN's selection grid (hgutils.experiments.gth_selection), run on the first seed before the comparison;
+    # the chosen (protocol, size, lr) is the base of every GTH-GMN variant. Smoke: 2 protocols x 1 size x 1 lr
+    gth_protocols: tuple[str, ...] = ("two_stage", "joint")  # protocols of the grid
+    gth_sizes: tuple[str, ...] = ("default",)  # sizes of the grid (SIZES: "default", "large")
+    select_lr_grid: tuple[float, ...] = (1e-3,)  # learning rates of the grid (empty: the baselines' lr_grid)
+    select_steps: int | None = 6  # optimiser steps per grid cell (None: the final runs' budget)
 
     #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (checked by
     #: ``from_scale``, so ``reproduce -p`` rejects a bad or absurd value before launch)
@@ -414,12 +433,16 @@ class ComparisonSettings(Preset):
         "workers": (1, 1024),
         "split_seed": (0, 2**31 - 1),
         "epoch_caps": (1, 10_000),
+        "select_lr_grid": (0.0, None),
+        "select_steps": (1, 10_000_000),
     }
     #: the values of the name-like fields (each model name of ``variants`` must be one of VARIANTS)
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
         "inputs": INPUTS,
         "variants": tuple(VARIANTS),
         "augment": ("recipe", *VARIANTS),
+        "gth_protocols": PROTOCOLS,
+        "gth_sizes": tuple(SIZES),
     }
 
     def __post_init__(self) -> None:
@@ -566,6 +589,7 @@ def run_comparison(
     epoch_caps: Mapping[str, int] | None = None,
     recipe_lr_scaling: str = "sqrt",
     augment: Sequence[str] = ("recipe",),
+    family_lr: Mapping[str, float] | None = None,
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -637,6 +661,9 @@ def run_comparison(
         runs that share GTH-GMN's stage 1 (variants differing only in their stage-2 settings) stay in
         one process, in order. Each run seeds itself, so the results are those of ``workers=1`` up to
         floating-point summation order.
+    family_lr
+        ``{base model: lr}``: a learning rate already chosen for a family (GTH-GMN's, by the selection
+        grid of :mod:`hgutils.experiments.gth_selection`); that family is not searched again.
     epoch_caps
         ``{model: epochs}``: a lower epoch cap for these models (an expensive baseline the budget cannot
         train to convergence); it replaces ``train_cfg.epochs`` (and a step cap) for that model only,
@@ -664,6 +691,8 @@ def run_comparison(
         lr = runner.train_cfg.lr
         if runner.recipe(name) is not None:
             lr = runner.recipe_lr(name)
+        elif VARIANTS[name].base in (family_lr or {}):
+            lr = float(family_lr[VARIANTS[name].base])
         elif lr_grid:
             base = VARIANTS[name].base
             if base not in searched:  # one search per model family: its first variant in the list
@@ -1008,6 +1037,8 @@ class _Runner:
             for k, v in fr.metrics.get(part, {}).items():
                 row[f"{part}_{k}"] = v
         row.update({f"recon_{k}": v for k, v in fr.recon.items()})
+        if VARIANTS[name].base == "GTH-GMN":  # which configuration of the selection grid this row ran
+            row.update(protocol=model.cfg.protocol, size=model.cfg.size_name())
         row.update(
             best_epoch=fr.best_epoch,
             epochs_run=len(fr.history),

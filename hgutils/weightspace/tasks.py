@@ -280,6 +280,20 @@ def linear_probe(
 PROBE_COMPONENTS = 16
 
 
+def frozen_probe_components(model: MetaNet, n_train: int, target: Tensor) -> int:
+    """Principal components the linear probe reads from a two-stage (frozen) InfoNCE embedding: as
+    many as the head's output width (DWSNets' 16), or under ``head_networks_per_param`` the sizing
+    rule :func:`~hgutils.weightspace.metanets.gth_gmn.config.frozen_head_components` for the probe's
+    ``target.shape[-1]`` outputs."""
+    from hgutils.weightspace.metanets.gth_gmn.config import frozen_head_components
+
+    rule = getattr(model.cfg, "head_networks_per_param", None)
+    if rule is None:
+        return getattr(model.head.net[-1], "out_features", PROBE_COMPONENTS)
+    k = 1 if target.dim() == 1 else int(target.shape[-1])
+    return frozen_head_components(n_train, int(model.emb_mu.shape[0]), k, rule)
+
+
 def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg: TrainConfig) -> dict[str, float]:
     if model.task == "infonce":
         was = model.training
@@ -590,7 +604,7 @@ def fit(
         pcfg = replace(cfg, steps=pre_steps if pre_steps is not None else cfg.steps, checkpoint_path=None)
         k = getattr(model.cfg, "pretrain_networks", None)
         tr1 = tr[:k] if k else tr
-        stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith("refine")}
+        stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith(("refine", "head_"))}
 
         pkey = config_hash({"model": stage1, "cfg": asdict(pcfg), "n": n, "train": tr1, "val": va, "init": key})
         if pretrain_cache is not None and pkey in pretrain_cache:
@@ -614,12 +628,15 @@ def fit(
         if te is not None:  # reported with the results (not needed while searching a learning rate)
             res.recon = model.recon_metrics(data[va[: cfg.probe_size]])
 
+        rule = getattr(model.cfg, "head_networks_per_param", None)  # the frozen reading's sized head
         if model.task == "infonce":
             tl = None
             if target is not None and te is not None:
-                k = getattr(model.head.net[-1], "out_features", PROBE_COMPONENTS)
+                k = frozen_probe_components(model, len(tr), target)
                 res.metrics["test"] = linear_probe(emb[tr], target[tr], emb[te], target[te], components=k)
         else:
+            if rule is not None:
+                model.size_head(z[tr].to(_device_of(model)))
             htask = EmbeddingHeadTask(model, z.to(_device_of(model)), target.to(_device_of(model)), tr, va, cfg)
             tl = train(htask, cfg.budget(), desc=f"{desc} head")
             res.gates["task"] = tl.gate(gate, chance)

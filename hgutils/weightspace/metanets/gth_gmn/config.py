@@ -16,6 +16,14 @@ PROTOCOLS: tuple[str, ...] = ("two_stage", "finetune", "joint")
 REFINE_TERMS: tuple[str, ...] = ("link", "mag", "sign", "smooth")
 #: what counts as an edge for the Fermi-Dirac link decoder (:mod:`.links`)
 LINK_READINGS: tuple[str, ...] = ("strong", "literal")
+#: the declared model sizes of the selection grid (:mod:`hgutils.experiments.gth_selection`), as
+#: :class:`GTHGMNConfig` overrides: "default" is today's configuration; "large" the size that gained most
+#: at equal epochs in the measurements of issue 36 (dim 32, 2 attention layers, 4 heads x 8, GRU 32)
+SIZES: dict[str, dict[str, int]] = {
+    "default": {},
+    "large": {"dim": 32, "n_attn_layers": 2, "heads": 4, "head_dim": 8, "gru_hidden": 32},
+}
+_SIZE_FIELDS: tuple[str, ...] = ("dim", "n_attn_layers", "heads", "head_dim", "gru_hidden")
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,9 @@ class GTHGMNConfig:
     refine_steps: int = 20  # stage-2 RiemannianAdam steps on each snapshot's node coordinates
     refine_lr: float = 1e-2  # stage-2 step size (the paper's remedy for its variance: a smaller step)
     refine_batch: int = 16  # stage 2 refines this many networks at once (memory: every pair of every snapshot)
+    head_networks_per_param: float | None = None  # two-stage head sized for the training set
+    # (:func:`frozen_head_components`): a linear head on the leading principal components of the frozen
+    # embedding with at least this many training networks per head parameter; None: the default MLP head
 
     recon_weights: tuple[tuple[str, float], ...] = (
         ("link", 1.0),
@@ -88,6 +99,14 @@ class GTHGMNConfig:
 
     snapshots: Snapshots = "all"  # GTH-GMN reads the whole trajectory; 1 = single-checkpoint ablation
     checkpoint_snapshots: bool = False  # recompute each snapshot in the backward: training memory ~flat in T
+
+    def size_name(self) -> str:
+        """The name in :data:`SIZES` whose sizes this configuration has (``"custom"`` for none)."""
+        base = GTHGMNConfig()
+        for name, over in SIZES.items():
+            if all(getattr(self, f) == over.get(f, getattr(base, f)) for f in _SIZE_FIELDS):
+                return name
+        return "custom"
 
     def radius_cap(self) -> float:
         """The effective ``max_radius`` (module-level default scaled by the curvature)."""
@@ -105,3 +124,23 @@ class GTHGMNConfig:
             "smooth": self.w_smooth,
             "rank": self.w_rank,
         }
+
+
+def frozen_head_components(n_train: int, emb_dim: int, out_dim: int, networks_per_param: float) -> int:
+    r"""How many principal components of the frozen two-stage embedding the sized head reads.
+
+    The head of "GTH-GMN (two-stage, frozen)" is linear on the leading :math:`p` principal components
+    (of the standardised training embeddings), so it has :math:`(p + 1)\,k` parameters for :math:`k`
+    outputs. The rule keeps at least ``networks_per_param`` (:math:`r`) training networks per parameter:
+
+    .. math:: p = \max\Big(1,\ \min\big(D,\ n - 1,\ \lfloor n / (r k) \rfloor - 1\big)\Big)
+
+    with :math:`n` training networks and :math:`D` embedding dimensions (a PCA of :math:`n` points has at
+    most :math:`n - 1` non-trivial components). E.g. :math:`n = 440, k = 1, r = 10`: :math:`p = 43`.
+    """
+    if n_train < 2 or emb_dim < 1 or out_dim < 1 or not networks_per_param > 0:
+        raise ValueError(
+            f"need n_train >= 2, emb_dim >= 1, out_dim >= 1, networks_per_param > 0; got {n_train}, {emb_dim}, "
+            f"{out_dim}, {networks_per_param}"
+        )
+    return max(1, min(emb_dim, n_train - 1, int(n_train // (networks_per_param * out_dim)) - 1))

@@ -35,7 +35,7 @@ from torch import Tensor
 
 from hgutils.manifolds import poincare as pm
 from hgutils.weightspace.metanets.base import MetaNet, snapshot_index, to_device
-from hgutils.weightspace.metanets.gth_gmn.config import AUX_TERMS, PROTOCOLS, GTHGMNConfig
+from hgutils.weightspace.metanets.gth_gmn.config import AUX_TERMS, PROTOCOLS, GTHGMNConfig, frozen_head_components
 from hgutils.weightspace.metanets.gth_gmn.decoders import (
     FermiDirac,
     Geometry,
@@ -50,6 +50,22 @@ from hgutils.weightspace.metanets.gth_gmn.links import PairSets, check_reading, 
 from hgutils.weightspace.metanets.gth_gmn.refine import PAIRS_PER_CHUNK, refine_coordinates
 from hgutils.weightspace.metanets.gth_gmn.stage1 import sampled_terms
 from hgutils.weightspace.metanets.heads import info_nce, task_loss
+
+
+class ProjectedLinearHead(torch.nn.Module):
+    r"""The sized head of the frozen two-stage reading: :math:`y = W P^\top x + b`, ``P [D, p]`` the
+    leading principal directions of the training embeddings (a fixed buffer), ``W [k, p]`` trained
+    (:func:`~.config.frozen_head_components` decides ``p``). ``"accuracy"`` returns one value per network."""
+
+    def __init__(self, task: str, proj: Tensor, out_dim: int) -> None:
+        super().__init__()
+        self.task = task
+        self.register_buffer("proj", proj)
+        self.net = torch.nn.Sequential(torch.nn.Linear(proj.shape[1], 1 if task == "accuracy" else out_dim))
+
+    def forward(self, emb: Tensor) -> Tensor:
+        out = self.net(emb @ self.proj)
+        return out.squeeze(-1) if self.task == "accuracy" else out
 
 
 class GTHGMN(MetaNet):
@@ -116,6 +132,21 @@ class GTHGMN(MetaNet):
         self.weight_head = SignedWeightHead(d, edge_attr_dim, cfg.alpha0, cfg.delta_alpha)
         self.decoder = FermiDirac(cfg.fd_r, cfg.fd_t)
         self._pairs: tuple[Any, PairSets] | None = None
+
+    def size_head(self, z_train: Tensor) -> int:
+        """Replace the head by the sized linear head of the frozen reading (:class:`ProjectedLinearHead`),
+        reading the leading ``p`` principal components of the standardised training embeddings
+        ``z_train [n, D]``, ``p`` by :func:`~.config.frozen_head_components` with
+        ``cfg.head_networks_per_param``; returns ``p``."""
+        r = self.cfg.head_networks_per_param
+        if r is None or self.cfg.protocol != "two_stage":
+            raise ValueError(f"a sized head needs protocol 'two_stage' and head_networks_per_param; got {self.cfg}")
+        k = self.head.net[-1].out_features
+        p = frozen_head_components(z_train.shape[0], z_train.shape[1], k, r)
+        x = (z_train - z_train.mean(0)).double()
+        _, _, vh = torch.linalg.svd(x, full_matrices=False)
+        self.head = ProjectedLinearHead(self.task, vh[:p].T.to(z_train.dtype).contiguous(), k).to(z_train.device)
+        return p
 
     # ------------------------------------------------------------------ construction / data
     @classmethod

@@ -1,0 +1,306 @@
+r"""GTH-GMN judged at its best: protocol x size x learning rate chosen on validation only (issue 36).
+
+A declared grid (:class:`SelectionGrid`) -- training protocol (``two_stage``, ``finetune``, ``joint``:
+:data:`~hgutils.weightspace.metanets.gth_gmn.PROTOCOLS`) x model size
+(:data:`~hgutils.weightspace.metanets.gth_gmn.config.SIZES`: ``"default"`` = today's
+:class:`~hgutils.weightspace.metanets.gth_gmn.GTHGMNConfig`, ``"large"`` = dim 32, 2 attention layers,
+4 heads x 8, GRU 32) x the learning-rate grid the baselines search -- is trained on the first seed's
+split, and the cell with the best **validation** score is chosen (:func:`select_gth`):
+
+.. math:: (p^*, s^*, \eta^*) = \arg\max_{(p, s, \eta)\ \in\ \text{grid}} \mathrm{score}_{\mathrm{val}}(p, s, \eta)
+
+with ties going to the earliest cell in the declared order (protocols as listed, then sizes -- the
+smaller first --, then learning rates). The score is the task's validation metric: accuracy
+(classification), Kendall :math:`\tau` (accuracy prediction), :math:`-\mathrm{MSE}` (regression), and for
+the InfoNCE encoders :math:`-\mathrm{MSE}` of the linear probe fitted on the training networks and
+scored on the validation ones. The test labels never enter: before anything runs they are replaced by
+one training label, and no cell is evaluated on the test networks.
+
+``two_stage`` cells train the paper's literal reading with its head sized for the training set
+(``head_networks_per_param``, :func:`~hgutils.weightspace.metanets.gth_gmn.config.frozen_head_components`);
+``finetune`` and ``joint`` cells train the task objective through the encoder, the reconstruction terms
+as auxiliary losses. Each cell may run on a shorter budget than the final runs (``SelectionGrid.steps``).
+
+The table is cached like a zoo (:func:`hgutils.repro.cached`), keyed by the grid, the data (zoo content,
+split, training and validation targets), the settings and the source of the code that trains GTH-GMN, so
+a rerun reads it instead of training again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor
+
+from hgutils.repro import cached, seed_everything
+from hgutils.weightspace import comparison
+from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
+from hgutils.weightspace.tasks import TrainConfig, fit, frozen_probe_components, linear_probe, probe_features
+
+__all__ = ["Selection", "SelectionGrid", "grid_of", "select_for", "select_gth", "validation_score"]
+
+#: bump when the table's columns or the selection rule change (the code hash covers the training code)
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SelectionGrid:
+    """The declared grid: every ``protocols x sizes x lrs`` cell, each run for ``steps`` optimiser steps
+    (``None``: the final runs' budget); ``two_stage`` cells size their head with ``networks_per_param``."""
+
+    protocols: tuple[str, ...] = PROTOCOLS
+    sizes: tuple[str, ...] = tuple(SIZES)
+    lrs: tuple[float, ...] = (1e-3,)
+    steps: int | None = None
+    networks_per_param: float = 10.0
+
+    def __post_init__(self) -> None:
+        bad_p = [p for p in self.protocols if p not in PROTOCOLS]
+        bad_s = [s for s in self.sizes if s not in SIZES]
+        if not self.protocols or not self.sizes or not self.lrs or bad_p or bad_s:
+            raise ValueError(
+                f"a grid needs protocols from {PROTOCOLS}, sizes from {tuple(SIZES)} and learning rates, none "
+                f"empty; got {self.protocols}, {self.sizes}, {self.lrs}"
+            )
+        if any(not lr > 0 for lr in self.lrs) or (self.steps is not None and self.steps < 1):
+            raise ValueError(f"learning rates must be > 0 and steps >= 1; got {self.lrs}, {self.steps}")
+        if len(set(self.cells())) != len(self.cells()):
+            raise ValueError(f"the grid lists a cell twice: {self}")
+
+    def cells(self) -> list[tuple[str, str, float]]:
+        """``(protocol, size, lr)`` of every cell, in the declared order (the tie-break order)."""
+        return list(itertools.product(self.protocols, self.sizes, [float(lr) for lr in self.lrs]))
+
+    def overrides(self, protocol: str, size: str) -> dict[str, Any]:
+        """The :class:`~hgutils.weightspace.metanets.gth_gmn.GTHGMNConfig` overrides of a cell."""
+        out: dict[str, Any] = {"protocol": protocol, **SIZES[size]}
+        if protocol == "two_stage":
+            out["head_networks_per_param"] = self.networks_per_param
+        return out
+
+
+@dataclass
+class Selection:
+    """What :func:`select_gth` returns: one row per cell (``chosen`` marks the selected one)."""
+
+    table: pd.DataFrame
+    grid: SelectionGrid
+    metric: str
+    caption: str = ""
+
+    def chosen(self) -> dict[str, Any]:
+        """The chosen row as a dict."""
+        return self.table[self.table["chosen"]].iloc[0].to_dict()
+
+    def overrides(self) -> dict[str, Any]:
+        """GTH-GMN config overrides of the chosen cell (protocol, sizes, the sized head of two_stage)."""
+        row = self.chosen()
+        return self.grid.overrides(row["protocol"], row["size"])
+
+    def apply(self, run_kwargs: dict[str, Any]) -> dict[str, Any]:
+        """:func:`~hgutils.weightspace.comparison.run_comparison` keyword arguments with the chosen
+        configuration as the base of every GTH-GMN variant and its learning rate for the family."""
+        out = dict(run_kwargs)
+        out["gth_overrides"] = {**(run_kwargs.get("gth_overrides") or {}), **self.overrides()}
+        out["family_lr"] = {**(run_kwargs.get("family_lr") or {}), "GTH-GMN": float(self.chosen()["lr"])}
+        return out
+
+    def summary(self) -> str:
+        """One line: the chosen configuration and its validation score."""
+        r = self.chosen()
+        return (
+            f"chosen: protocol {r['protocol']}, size {r['size']}, lr {r['lr']:g} "
+            f"(validation {self.metric} {r['val_score']:.4f}; {len(self.table)} cells)"
+        )
+
+
+def grid_of(settings: Any) -> SelectionGrid:
+    """The grid a :class:`~hgutils.weightspace.comparison.ComparisonSettings` preset declares:
+    ``gth_protocols x gth_sizes x select_lr_grid`` (empty: the baselines' ``lr_grid``, else ``lr``) for
+    ``select_steps`` steps per cell."""
+    lrs = tuple(settings.select_lr_grid) or tuple(settings.lr_grid) or (settings.lr,)
+    return SelectionGrid(tuple(settings.gth_protocols), tuple(settings.gth_sizes), lrs, settings.select_steps)
+
+
+def validation_score(model: Any, data: Any, target: Tensor | None, splits: Any, fr: Any) -> tuple[str, float]:
+    """``(metric name, score)``, higher is better, of one fitted cell on the validation networks (module
+    docstring); for InfoNCE the linear probe fitted on the training networks' probe features."""
+    task = model.task
+    if task == "infonce":
+        if target is None:
+            raise ValueError("selecting an InfoNCE encoder needs the probe targets of the training/val networks")
+        tr, va = splits.train, splits.val
+        two = model.cfg.protocol == "two_stage"
+        k = frozen_probe_components(model, len(tr), target) if two else None
+        xt, xv = probe_features(model, data, tr), probe_features(model, data, va)
+        return "probe MSE (negated)", -linear_probe(xt, target[tr], xv, target[va], components=k)["mse"]
+    val = fr.metrics.get("val", {})
+    if task == "classification":
+        return "accuracy", float(val.get("accuracy", float("nan")))
+    if task == "accuracy":
+        return "Kendall tau", float(val.get("kendall_tau", float("nan")))
+    return "MSE (negated)", -float(val.get("mse", float("nan")))
+
+
+def _masked_target(target: Tensor | None, splits: Any) -> Tensor | None:
+    """``target`` with every test network's entry replaced by the first training network's."""
+    if target is None:
+        return None
+    out = target.clone()
+    out[splits.test] = target[splits.train[0]]
+    return out
+
+
+def _code_fingerprint() -> str:
+    """sha256 of the source that trains and scores GTH-GMN (its package, the layers, the manifolds,
+    the loop, the comparison protocol and this module): an edit to any of them reruns the grid."""
+    root = Path(__file__).resolve().parents[1]
+    files = [
+        *sorted((root / "weightspace" / "metanets" / "gth_gmn").glob("*.py")),
+        *sorted((root / "nn").glob("*.py")),
+        *sorted((root / "manifolds").glob("*.py")),
+        root / "weightspace" / "tasks.py",
+        root / "weightspace" / "graphs.py",
+        root / "weightspace" / "comparison.py",
+        root / "loop.py",
+        Path(__file__).resolve(),
+    ]
+    h = hashlib.sha256()
+    for f in files:
+        if f.exists():
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def select_gth(
+    zoo: Any,
+    task: str,
+    target: Tensor | None,
+    out_dim: int,
+    splits: Any,
+    grid: SelectionGrid,
+    seed: int = 0,
+    train_cfg: TrainConfig | None = None,
+    gth_overrides: dict[str, Any] | None = None,
+    inputs: str = "standardize",
+    drop_constant: bool = True,
+    gate: Any = None,
+    cache: bool = True,
+    cache_root: str | Path | None = None,
+) -> Selection:
+    """Train every cell of ``grid`` on ``splits`` with model seed ``seed`` and choose on validation.
+
+    The table has one row per cell: ``protocol, size, lr``, ``val_score`` (and the metric's name in
+    :attr:`Selection.metric`), ``best_epoch, epochs_run, steps`` (the task stage), ``pretrain_steps``
+    (stage 1 of ``two_stage`` / ``finetune``), ``capped``, ``stopped``, ``trained`` (learnability
+    check), ``cpu_seconds`` and ``chosen``. ``gth_overrides`` are the preset's GTH-GMN settings (the
+    cell's own overrides win); ``train_cfg`` the final runs' loop settings (``grid.steps`` replaces
+    their budget). ``cache=False`` always trains; ``cache_root`` as in :func:`hgutils.repro.cached`.
+    """
+    cfg = train_cfg or TrainConfig()
+    masked = _masked_target(target, splits)
+    base = {k: v for k, v in (gth_overrides or {}).items() if k != "protocol"}
+    runner = comparison._Runner(zoo, task, masked, out_dim, splits, cfg, base, gate)
+    runner.prepare(inputs, drop_constant)
+    kept = torch.cat([splits.train, splits.val])
+    key = {
+        "grid": asdict(grid),
+        "zoo": runner.fingerprint,
+        "target": None if masked is None else masked[kept],
+        "splits": [splits.train, splits.val],
+        "task": task,
+        "out_dim": out_dim,
+        "cfg": replace(cfg, seed=0),
+        "overrides": base,
+        "inputs": inputs,
+        "drop_constant": drop_constant,
+        "gate": None if gate is None else asdict(gate),
+        "seed": int(seed),
+        "code": _code_fingerprint(),
+        "version": _VERSION,
+    }
+
+    def run() -> dict[str, Any]:
+        rows, metric = [], ""
+        for protocol, size, lr in grid.cells():
+            seed_everything(seed)
+            model = comparison.build_variant(
+                "GTH-GMN", runner.zoo, task, out_dim, {**base, **grid.overrides(protocol, size)}
+            )
+            data = runner.data_of(model, "GTH-GMN")
+            ccfg = replace(cfg, seed=seed, lr=lr, checkpoint_path=None)
+            if grid.steps is not None:
+                ccfg = replace(ccfg, steps=grid.steps)
+            c0 = time.process_time()
+            fr = fit(
+                model, data, masked, splits.train, splits.val, None, ccfg, f"GTH-GMN {protocol}/{size} lr={lr:g}", gate
+            )
+            metric, score = validation_score(model, data, masked, splits, fr)
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "size": size,
+                    "lr": lr,
+                    "val_score": float(score) if np.isfinite(score) else float("-inf"),
+                    "best_epoch": int(fr.best_epoch),
+                    "epochs_run": len(fr.history),
+                    "steps": int(fr.steps),
+                    "pretrain_steps": int(fr.pretrain_log.steps) if fr.pretrain_log is not None else 0,
+                    "capped": bool(fr.capped),
+                    "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
+                    "trained": bool(fr.trained),
+                    "cpu_seconds": time.process_time() - c0,
+                }
+            )
+        scores = [r["val_score"] for r in rows]
+        best = int(np.argmax(scores))  # first maximum: the earliest cell in the declared order wins ties
+        for i, r in enumerate(rows):
+            r["chosen"] = i == best
+        return {"rows": rows, "metric": metric}
+
+    out = cached("gth_selection", key, run, root=cache_root) if cache else run()
+    budget = f"{grid.steps} optimiser steps per cell" if grid.steps else "the final runs' budget"
+    caption = (
+        f"GTH-GMN selection grid: {len(out['rows'])} cells (protocol x size x lr) on the split of seed {seed} "
+        f"(the first), each run for {budget} (the final runs: {cfg.steps or cfg.epochs} "
+        f"{'steps' if cfg.steps else 'epochs'}); chosen by validation {out['metric']} alone (test labels masked, "
+        "never scored); ties: the earliest cell in the declared order"
+    )
+    return Selection(pd.DataFrame(out["rows"]), grid, out["metric"], caption)
+
+
+def select_for(
+    settings: Any,
+    zoo: Any,
+    task: str,
+    target: Tensor | None,
+    out_dim: int,
+    splits: Any,
+    seeds: Any,
+    device: str = "cpu",
+) -> Selection:
+    """:func:`select_gth` with a notebook preset's grid (:func:`grid_of`), loop settings, GTH-GMN
+    settings, inputs and learnability gate, on the first of ``seeds``."""
+    kw = settings.comparison_kwargs(device)
+    return select_gth(
+        zoo,
+        task,
+        target,
+        out_dim,
+        splits,
+        grid_of(settings),
+        int(list(seeds)[0]),
+        kw["train_cfg"],
+        kw["gth_overrides"],
+        kw["inputs"],
+        gate=kw["gate"],
+    )
