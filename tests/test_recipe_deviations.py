@@ -182,7 +182,10 @@ def test_recipes_none_names_the_shared_optimiser():
     rows = [_row("GMN", 0, steps=30, epochs_run=3, capped=False)]
     t = as_the_authors_run_it(_run(rows), ComparisonSettings(recipes="none", epochs=3), "classification")
     assert "recipes='none'" in _cell(t, "GMN", "optimizer", "deviation")
-    assert _cell(t, "GMN", "optimizer", "this run") == "Adam, weight decay 0"
+    assert _cell(t, "GMN", "optimizer", "this run") == "Adam, weight decay 0"  # TrainConfig's defaults
+    assert _cell(t, "GMN", "gradient clip", "this run") == "5" and "recipes='none'" in _cell(
+        t, "GMN", "gradient clip", "deviation"
+    )
     assert _cell(t, "GMN", "warm-up", "this run") == "none" and "no warm-up" in _cell(t, "GMN", "warm-up", "deviation")
 
 

@@ -51,8 +51,6 @@ SETTINGS: tuple[str, ...] = (
 NOT_MEASURED = "not measured at this scale"
 #: the validation score each task selects on (:func:`hgutils.weightspace.tasks._score`)
 _SCORE = {"classification": "accuracy", "regression": "MSE", "accuracy": "Kendall tau", "infonce": "InfoNCE loss"}
-#: TrainConfig's defaults a run without a recipe trains with (optimizer, weight decay, AMSGrad, clip)
-_SHARED = {"optimizer": "adam", "weight_decay": 0.0, "amsgrad": False, "grad_clip": 5.0}
 
 
 @dataclass(frozen=True)
@@ -139,7 +137,10 @@ def _lr_rule(rows: pd.DataFrame) -> str:
 
 
 def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, task: str, n_train: int) -> list[dict]:
+    from hgutils.weightspace.tasks import TrainConfig
+
     mode = settings.recipes
+    shared = TrainConfig()  # what a run without a recipe trains with (ComparisonSettings sets none of these)
     cap = dict(settings.epoch_caps).get(model)
     n_seeds, n_capped = len(rows), int(rows["capped"].astype(bool).sum()) if "capped" in rows else 0
     out: list[dict[str, str]] = []
@@ -149,7 +150,7 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
 
     # optimiser
     ref_opt = _optimizer(recipe.optimizer, recipe.weight_decay, recipe.amsgrad)
-    ours_opt = ref_opt if mode != "none" else _optimizer(_SHARED["optimizer"], _SHARED["weight_decay"], False)
+    ours_opt = ref_opt if mode != "none" else _optimizer(shared.optimizer, shared.weight_decay, shared.amsgrad)
     add("optimizer", ref_opt, ours_opt, "" if ours_opt == ref_opt else "the shared optimiser (recipes='none')")
     # batch and learning rate
     batches = [int(b) for b in _values(rows, "batch_size")]
@@ -222,7 +223,7 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
         add("warm-up", "none", "none")
     # gradient clip
     ref_clip = "none" if recipe.grad_clip is None else f"{recipe.grad_clip:g}"
-    ours_clip = ref_clip if mode != "none" else f"{_SHARED['grad_clip']:g}"
+    ours_clip = ref_clip if mode != "none" else ("none" if shared.grad_clip is None else f"{shared.grad_clip:g}")
     add("gradient clip", ref_clip, ours_clip, "" if ours_clip == ref_clip else "the shared clip (recipes='none')")
     # inputs
     inputs = [str(v) for v in _values(rows, "inputs")]
