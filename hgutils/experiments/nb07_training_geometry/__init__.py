@@ -35,6 +35,7 @@ from hgutils.experiments.nb07_training_geometry.runs import (
     readout_table,
     split_networks,
     training_geometry,
+    zoo_table,
 )
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
@@ -61,4 +62,5 @@ __all__ = [
     "snapshot_pair",
     "split_networks",
     "training_geometry",
+    "zoo_table",
 ]

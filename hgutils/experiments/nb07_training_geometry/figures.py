@@ -100,7 +100,7 @@ def layer_radius(readout: EmbeddingReadout) -> np.ndarray:
     r"""Mean hyperbolic radius of each layer's nodes at each snapshot, averaged over the read networks:
     ``[L + 1, T]`` with entry :math:`\frac1B\sum_b \frac1{|V_l|}\sum_{v\in V_l} d_c(0, z_{b,t,v})`."""
     layer = torch.as_tensor(readout.node_layer).long()
-    r = hyperbolic_radius(readout.z.double(), readout.c) if readout.c > 0 else readout.z.double().norm(dim=-1)
+    r = hyperbolic_radius(readout.z, readout.c)  # c = 0: the Euclidean limit 2 |z|
     return np.stack([r[..., layer == k].mean(-1).mean(0).numpy() for k in range(int(layer.max()) + 1)])
 
 

@@ -52,6 +52,23 @@ def deep_inr_zoo(
     )
 
 
+def zoo_table(zoo: Any) -> pd.DataFrame:
+    """One row: INRs, architecture, snapshots (first and last step), fit quality (median PSNR, where
+    the zoo records it) and how far the weights moved from the first snapshot to the last
+    (:meth:`hgutils.weightspace.zoo.Zoo.movement`, the median relative Frobenius change)."""
+    steps = [int(s) for s in zoo.steps]
+    row = {
+        "INRs": len(zoo),
+        "sizes": "-".join(str(s) for s in zoo.spec.sizes),
+        "T": zoo.T,
+        "steps": f"{steps[0]} to {steps[-1]} (log-spaced)",
+    }
+    if "psnr" in zoo.meta:
+        row["PSNR median (dB)"] = round(float(zoo.meta["psnr"].median()), 1)
+    row["moved t0 -> last"] = round(zoo.movement(0, -1)["all"], 3)
+    return pd.DataFrame([row])
+
+
 @dataclass
 class EmbeddingReadout:
     """Node coordinates of some networks in their true and in a shuffled snapshot order, and their readouts.
