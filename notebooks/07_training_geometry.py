@@ -16,6 +16,10 @@
 # %% [markdown] tags=[]
 # # 07 · The geometry of training: 13-layer INR MLPs in the Poincaré ball (GTH-GMN)
 #
+# <!-- hgutils:links -->
+# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/07_training_geometry.ipynb) (smoke preset)
+# <!-- /hgutils:links -->
+#
 # **Paper.** *Temporal Geometry of Deep Networks: Hyperbolic Representations of Training Dynamics for
 # Intrinsic Explainability* (ICLR 2026, OpenReview [Xq64xkQCak](https://openreview.net/forum?id=Xq64xkQCak); no arXiv id, no public code).
 #
@@ -63,7 +67,7 @@ from IPython.display import display
 
 from hgutils.experiments import nb07_training_geometry as ex
 from hgutils.notebook_tools.tables import table
-from hgutils.plotting import plot_training_curves, save_figure
+from hgutils.plotting import save_figure
 from hgutils.repro import Claims, output_dirs, seed_everything
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
@@ -105,13 +109,7 @@ t0 = time.time()
 run = ex.training_geometry(zoo, cfg, seed=seed, device=device)
 display(table(ex.encoder_table(run), index=False))
 print("learnability:", run.gate["reason"])
-fig = plot_training_curves(
-    {"GTH-GMN (reconstruction)": {seed: run.log.history}},
-    "train_loss",
-    "val_loss",
-    {"GTH-GMN (reconstruction)": run.gate["trained"]},
-    title="13-layer INRs: the encoder's training (solid) and validation (dashed) reconstruction loss",
-)
+fig = ex.plot_encoder_curves(run.log, cfg.epochs, title="13-layer INRs: GTH-GMN's encoder trained by reconstruction")
 save_figure(fig, out_fig, "07_encoder_curves")
 plt.show()
 minutes["encoder and readouts"] = (time.time() - t0) / 60
@@ -167,8 +165,7 @@ display(table(pd.DataFrame([{"section": k, "minutes": round(v, 1)} for k, v in m
 claims = Claims("07_training_geometry", scale)
 ex.geometry_claims(claims, run.readout, run.gate, judge=scale != "smoke")
 claims.show()
-claims.save(out_res);
-
+claims.save(out_res)
 # %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()

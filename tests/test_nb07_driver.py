@@ -12,6 +12,7 @@ import torch
 from test_training_loop import SMALL_GTH, make_zoo
 
 from hgutils.experiments import nb07_training_geometry as ex
+from hgutils.loop import TrainLog
 from hgutils.manifolds import poincare as pm
 from hgutils.repro import Claims
 from hgutils.verdicts import CAPPED
@@ -201,6 +202,11 @@ def test_figures_draw_every_layer_in_its_own_colour_with_a_colour_bar():
     ball = ex.plot_ball(r.z[0], r.node_layer, r.node_type, (1, 4), r.steps, r.c)
     assert any(ax.get_ylabel() == "layer" for ax in ball.axes) and ball.legends  # legend below, not on a disk
     assert not any(ax.get_legend() for ax in ball.axes)
+    log = TrainLog(history=[{"train_loss": 3.0 - e, "val_loss": 2.0 - e / 2} for e in range(3)], best_epoch=2)
+    curves = ex.plot_encoder_curves(log, cap=3)
+    assert len(curves.axes) == 2 and "reached" in curves.legends[0].get_texts()[-1].get_text()
+    with pytest.raises(ValueError, match="no epochs"):
+        ex.plot_encoder_curves(TrainLog(), cap=3)
     rd = ex.plot_readouts(r, 1, 4)
     assert len(rd.axes) == 3 and rd.legends and not any(ax.get_legend() for ax in rd.axes)
     plt.close("all")

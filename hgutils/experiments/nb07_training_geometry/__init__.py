@@ -15,6 +15,7 @@ from hgutils.experiments.nb07_training_geometry.figures import (
     layer_names,
     layer_radius,
     plot_ball,
+    plot_encoder_curves,
     plot_layer_radius,
     plot_readouts,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "layer_names",
     "layer_radius",
     "plot_ball",
+    "plot_encoder_curves",
     "plot_layer_radius",
     "plot_readouts",
     "read_geometry",

@@ -1,5 +1,6 @@
-"""Notebook 07's figures: one network's parameter graph in the Poincaré ball at the paper's two
-snapshots, the per-layer radius over training, and the readouts beside their time-shuffled control.
+"""Notebook 07's figures: the encoder's training curves, one network's parameter graph in the Poincaré
+ball at the paper's two snapshots, the per-layer radius over training, and the readouts beside their
+time-shuffled control.
 
 Layers and time are ordered categories: layers are drawn on one sequential colour map (viridis, input
 to output) with a colour bar, never a cycled categorical palette; legends sit outside the axes.
@@ -14,9 +15,11 @@ import numpy as np
 import torch
 from matplotlib.colors import BoundaryNorm, Colormap
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 from torch import Tensor
 
 from hgutils.experiments.nb07_training_geometry.runs import READOUTS, EmbeddingReadout
+from hgutils.loop import TrainLog
 from hgutils.plotting import use_style
 from hgutils.weightspace.embedding_geometry import disk_coordinates, hyperbolic_radius
 
@@ -158,6 +161,37 @@ def plot_readouts(readout: EmbeddingReadout, early: int, late: int, title: str =
     ]
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.27, top=0.84, wspace=0.25)
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_encoder_curves(log: TrainLog, cap: int, title: str = "") -> plt.Figure:
+    """The encoder's training loss (all stage-1 terms) and validation reconstruction loss (link,
+    magnitude, sign on full graphs) per epoch, the best validation epoch marked (dashed) and, when
+    the run reached it, the epoch cap (dotted)."""
+    use_style()
+    train, val = log.curve("train_loss"), log.curve("val_loss")
+    if not train:
+        raise ValueError("the training log has no epochs")
+    ep = np.arange(1, len(train) + 1)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
+    for ax, y, name in zip(
+        axes, (train, val), ("training loss (every stage-1 term)", "validation loss (reconstruction)")
+    ):
+        ax.plot(ep, y, color="C0", marker="o" if len(ep) <= 20 else None, ms=3)
+        if log.best_epoch >= 0:
+            ax.axvline(log.best_epoch + 1, color="0.4", ls="--", lw=0.8)
+        if len(ep) >= cap:
+            ax.axvline(cap, color="C3", ls=":", lw=1.0)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("epoch")
+        ax.set_title(name)
+    handles = [Line2D([], [], color="0.4", ls="--", label="best validation epoch")]
+    if len(ep) >= cap:
+        handles.append(Line2D([], [], color="C3", ls=":", label=f"epoch cap ({cap}): reached"))
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.28, top=0.82, wspace=0.25)
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title)
     return fig

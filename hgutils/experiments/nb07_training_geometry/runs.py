@@ -168,7 +168,7 @@ def encoder_table(run: TrainingGeometry) -> pd.DataFrame:
     row = {
         "INRs (train / val / read)": "/".join(str(len(run.split[k])) for k in ("train", "val", "read")),
         "epochs run": len(log.history),
-        "best epoch": log.best_epoch,
+        "best epoch": log.best_epoch + 1,  # counted from 1, as "epochs run"
         "stopped": log.stopped,
         "trained": run.gate["trained"],
     }
