@@ -165,7 +165,7 @@ display(table(pd.DataFrame([{"section": k, "minutes": round(v, 1)} for k, v in m
 claims = Claims("07_training_geometry", scale)
 ex.geometry_claims(claims, run.readout, run.gate, judge=scale != "smoke")
 claims.show()
-claims.save(out_res)
+claims.save(out_res);
 # %% tags=[]
 # NBVAL_CHECK_OUTPUT
 claims.print_verdicts()
