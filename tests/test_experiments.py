@@ -352,7 +352,7 @@ def test_plot_helpers_draw_and_validate():
         wf.plot_results_bars(pd.DataFrame({"model": ["a", "b"], "acc_mean": [0.5, 0.7], "acc_std": [0.1, 0.0]}), "acc"),
     ]
     assert all(isinstance(f, plt.Figure) for f in figs)
-    assert "τ = 1.000" in figs[3].axes[0].get_title()  # a monotone prediction has Kendall tau 1
+    assert "τ = 1.000" in figs[2].axes[0].get_title()  # a monotone prediction has Kendall tau 1
     plt.close("all")
     with pytest.raises(ValueError, match="one network"):
         nb07.plot_ball(z[None], lab, lab, (0,))
