@@ -9,7 +9,7 @@ from hgutils.data.images import IMAGE_DATASETS
 from hgutils.presets import Preset
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
-PAPER_SOURCE = f"{CITATION}, embedding figure (13-layer INR MLP, t = 11 vs t = 97 of ~100 snapshots)"
+PAPER_SOURCE = f"{CITATION}, embedding figure"
 
 #: the paper's two snapshots of its figure, as fractions of a ~100-snapshot trajectory
 PAPER_SNAPSHOTS: tuple[int, int] = (11, 97)
