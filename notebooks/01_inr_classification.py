@@ -27,8 +27,8 @@
 # representation (one SIREN per image, T snapshots of its weights) and embeds each snapshot's parameter graph
 # in the Poincaré ball (GTH-GMN) classifies the image behind the INR better than meta-networks that read one
 # checkpoint: MNIST 95.6 ± 0.18 %, Fashion-MNIST 80.72 ± 0.29 %, against NFN_NP 92.9 / 75.6 as quoted by the
-# paper (from NFN's own INR sets). The paper also shows, for a 13-layer INR MLP at snapshots t = 11 and
-# t = 97, that layers separate radially and angularly in the ball and that nodes drift toward the boundary.
+# paper (from NFN's own INR sets). The paper's figure of a 13-layer INR MLP in the ball over training, and
+# its three geometry statements, are notebook 07's (`07_training_geometry.ipynb`).
 #
 # **How the paper trains GTH-GMN, and how we do.** The embedding is learned *self-supervised*: the model
 # reconstructs each snapshot's weight graph (Fermi–Dirac link decoder, power-law magnitude, tangent-space
@@ -47,8 +47,8 @@
 #    stopping on validation; a run that reaches its cap is marked *capped*), each with its learning rate
 #    chosen on the validation split, over several seeds — and checks that every model *trained*;
 # 3. shows the curves, the results, the paper's table beside ours, a zoo-size learning curve, how well
-#    GTH-GMN reconstructs the weight graphs under two readings of "edge", and the geometry of its embedding
-#    against a time-shuffled control — on these INRs and on the paper's 13-layer figure;
+#    GTH-GMN reconstructs the weight graphs under two readings of "edge", and how well the trajectory
+#    embeddings separate the classes;
 # 4. records each claim with an explicit criterion through one verdict rule.
 #
 # Scales: `smoke` (CI: a few hundred digit INRs, a few epochs — every code path, no claim judged), `medium`
@@ -407,80 +407,6 @@ display(table(cmp.recon_table(run0), index=False))
 minutes["reconstruction"] = (time.time() - t0) / 60
 
 # %% [markdown] tags=[]
-# ## 9. The geometry of the embedding over training
-#
-# GTH-GMN places every node of every snapshot in the Poincaré ball. For the first test INRs: the radial
-# separation of the layers η²_r (the share of the radius variance explained by the layer label), the angular
-# separation η²_θ (the same decomposition for directions) and the mean hyperbolic radius, at every snapshot.
-# The **control** is the same encoder reading the same trajectories with their snapshots shuffled: a trend
-# of the trajectory disappears under the shuffle, an artefact of the encoder's recurrence does not. The
-# paper's snapshots t = 11 and t = 97 of ~100 map to the same fractions of our T.
-
-# %% tags=[]
-t0 = time.time()
-model0 = run0.models["GTH-GMN"]
-fig_idx = run0.splits.test[: cfg.n_figure_nets]
-kept = [t for t in range(zoos[ds0].T) if t not in run0.inputs["dropped_snapshots"]]
-steps_read = [int(zoos[ds0].steps[t]) for t in kept]
-geo_main = ex.read_geometry(model0, graphs, fig_idx, steps_read, seed=seed)
-early, late = cfg.snapshot_pair(len(steps_read))
-display(table(ex.readout_table(geo_main, early, late), index=False))
-fig = ex.plot_readouts(geo_main, early, late, title=f"{ds0}: GTH-GMN node embedding over training")
-save_figure(fig, out_fig, "01_radial_angular")
-plt.show()
-names = ["input", "hidden 1", "hidden 2", "output"]
-fig = ex.plot_disk_early_late(
-    geo_main.z[0],
-    geo_main.node_layer,
-    c=geo_main.c,
-    early=early,
-    late=late,
-    steps=steps_read,
-    layer_names=names,
-    title=f"{ds0}: one INR's parameter graph in the Poincaré ball",
-)
-save_figure(fig, out_fig, "01_disk_early_late")
-plt.show()
-minutes["geometry (main zoo)"] = (time.time() - t0) / 60
-
-# %% [markdown] tags=[]
-# ## 10. The paper's figure: 13-layer INR MLPs, ~100 snapshots
-#
-# A zoo of 13-layer SIRENs (width `deep_width`; the paper does not state it), one initialisation per INR,
-# `deep_T` log-spaced snapshots. GTH-GMN is trained by reconstruction alone (stage 1, early stopping on the
-# held-out half) on the first half and reads the other half: the ball at t = 11 and t = 97, the readouts over
-# all snapshots beside the time-shuffled control, and the reconstruction metrics of the read INRs.
-
-# %% tags=[]
-t0 = time.time()
-deep = ex.deep_figure(
-    ex.deep_inr_zoo(ds0, cfg, scale=scale, data_dir=data_dir, seed=seed, device=device), cfg, seed, device
-)
-dz = deep.zoo
-print(f"13-layer zoo: {len(dz)} INRs, sizes {dz.spec.sizes}, T={dz.T}; encoder trained on {deep.n_train}")
-display(table(ex.zoo_summary({"13-layer": dz}), index=False))
-print("encoder:", deep.gate["reason"], "| stopped:", deep.log.stopped)
-display(table(pd.DataFrame([deep.recon]), index=False))
-d_early, d_late = cfg.snapshot_pair(dz.T)
-display(table(ex.readout_table(deep.readout, d_early, d_late), index=False))
-fig = ex.plot_disk_early_late(
-    deep.readout.z[0],
-    deep.readout.node_layer,
-    c=deep.readout.c,
-    early=d_early,
-    late=d_late,
-    steps=deep.readout.steps,
-    layer_names=[f"layer {i}" for i in range(cfg.deep_layers + 1)],
-    title=f"13-layer INR (width {cfg.deep_width}) in the Poincaré ball",
-)
-save_figure(fig, out_fig, "01_deep_disk")
-plt.show()
-fig = ex.plot_readouts(deep.readout, d_early, d_late, title="13-layer INRs: readouts over training")
-save_figure(fig, out_fig, "01_deep_readouts")
-plt.show()
-minutes["13-layer figure"] = (time.time() - t0) / 60
-
-# %% [markdown] tags=[]
 # Class separation of the trajectory embeddings of the test INRs (GTH-GMN vs its single-checkpoint
 # ablation), on their first two principal components; the silhouette score (−1…1) summarises how well the
 # classes separate in the full embedding space.
@@ -497,17 +423,15 @@ plt.show()
 display(table(pd.DataFrame([{"section": k, "minutes": round(v, 1)} for k, v in minutes.items()]), index=False))
 
 # %% [markdown] tags=[]
-# ## 11. Claims
+# ## 9. Claims
 #
 # Every comparison goes through one rule (`hgutils.verdicts`): a difference *holds* when it is resolved in
-# the paper's direction (more than 2 standard errors over seeds, or over the read networks for the
-# geometry), is *contradicted* when resolved against it and is *inconclusive* otherwise, with the smallest
-# difference the run could resolve; where the paper reports a gap, the power column says whether a gap of
+# the paper's direction (more than 2 standard errors over seeds), is *contradicted* when resolved against
+# it and is *inconclusive* otherwise, with the smallest difference the run could resolve; where the paper reports a gap, the power column says whether a gap of
 # that size would be resolved at these seeds. Accuracy claims are judged on both zoos, each labelled.
 # Reconstruction is judged on the strong-connection reading (the literal reading's ceiling is reported
-# beside it). The geometry statements are judged on the main zoo's embedding and on the 13-layer figure,
-# each against its time-shuffled control. Every claim records the learnability check (and cap) of the
-# models it judges. At `smoke` nothing is judged.
+# beside it). Every claim records the learnability check (and cap) of the models it judges. At `smoke`
+# nothing is judged.
 
 # %% tags=[]
 judge = scale != "smoke"
@@ -519,12 +443,6 @@ for ds in ex.INR_PAPER_KEYS:
 lit = run0.table[run0.table["model"] == "GTH-GMN (literal links)"]
 literal = {c.removeprefix("recon_"): float(lit[c].mean()) for c in lit if c.startswith("recon_link_auc")}
 ex.reconstruction_claims(claims, ds0, run0, ceilings, judge, literal or None)
-ex.geometry_claims(
-    claims, ds0, geo_main, early, late, judge, run0.gate("GTH-GMN"), f"{ds0} INRs, {len(steps_read)} snapshots"
-)
-ex.geometry_claims(
-    claims, "13-layer", deep.readout, d_early, d_late, judge, deep.gate, f"13-layer INRs, {dz.T} snapshots"
-)
 claims.show()
 claims.save(out_res);
 # %% tags=[]

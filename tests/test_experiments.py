@@ -162,6 +162,7 @@ def test_statistics_error_paths():
 from hgutils.experiments import nb01_inr_classification as nb01  # noqa: E402
 from hgutils.experiments import nb02_sine_regression as nb02  # noqa: E402
 from hgutils.experiments import nb03_cifar_generalization as nb03  # noqa: E402
+from hgutils.experiments import nb07_training_geometry as nb07  # noqa: E402
 from hgutils.weightspace import comparison as ex  # noqa: E402
 from hgutils.weightspace.tasks import TrainConfig  # noqa: E402
 from hgutils.weightspace.zoo import MLPSpec, Zoo  # noqa: E402
@@ -344,18 +345,17 @@ def test_plot_helpers_draw_and_validate():
     lab = torch.tensor([0, 0, 1, 1, 2, 2])
     z = pm.project(torch.randn(3, 6, 4, generator=g, dtype=torch.float64) * 0.4, 1.0)
     figs = [
-        nb01.plot_disk_early_late(z, lab, c=1.0, steps=[0, 5, 10], layer_names=["a", "b", "c"]),
-        nb01.plot_radial_angular(radial_angular_stats(z, lab), layer_names=["a", "b", "c"]),
+        nb07.plot_ball(z, lab, torch.tensor([0, 1, 1, 3, 2, 2]), (0, -1), steps=[0, 5, 10], c=1.0),
         wf.plot_embedding_pca(torch.randn(10, 3, generator=g), np.arange(10) % 2),
         wf.plot_pred_vs_true({"m": (np.arange(5.0), np.arange(5.0) ** 2)}),
         nb02.plot_sine_embedding(torch.randn(8, 3, generator=g), torch.rand(8, 2, generator=g)),
         wf.plot_results_bars(pd.DataFrame({"model": ["a", "b"], "acc_mean": [0.5, 0.7], "acc_std": [0.1, 0.0]}), "acc"),
     ]
     assert all(isinstance(f, plt.Figure) for f in figs)
-    assert "τ = 1.000" in figs[3].axes[0].get_title()  # a monotone prediction has Kendall tau 1
+    assert "τ = 1.000" in figs[2].axes[0].get_title()  # a monotone prediction has Kendall tau 1
     plt.close("all")
     with pytest.raises(ValueError, match="one network"):
-        nb01.plot_disk_early_late(z[None], lab)
+        nb07.plot_ball(z[None], lab, lab, (0,))
     with pytest.raises(ValueError, match="empty"):
         wf.plot_pred_vs_true({})
     with pytest.raises(ValueError, match=r"\(a, b\)"):

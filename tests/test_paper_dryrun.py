@@ -178,6 +178,7 @@ SHAPES = {
     ),
     "05": ("hidden", "depth", "class_counts", "n_heldout", "grid", "ablations", "activation"),
     "06": ("hidden", "depth", "batch", "n_points", "n_eval", "sweep_num", "factor_domains", "factor_shapes"),
+    "07": ("dataset", "layers", "width", "T", "gth_dim", "gth_overrides", "lr", "inr_lr"),
 }
 MODULES = {
     "01": "nb01_inr_classification",
@@ -186,6 +187,7 @@ MODULES = {
     "04": "nb04_ilnn_cifar_genomics",
     "05": "nb05_msa_rich_vs_lazy",
     "06": "nb06_pe_symmetry_readout",
+    "07": "nb07_training_geometry",
 }
 
 
@@ -205,7 +207,7 @@ def test_cuts_keep_the_paper_sizes(nb):
 def test_notebook_drivers_cover_every_notebook():
     assert set(pd_.DRIVERS) == set(pd_.NOTEBOOKS) == set(MODULES)
     with pytest.raises(ValueError, match="notebook must be one of"):
-        pd_.dryrun_notebook("07")
+        pd_.dryrun_notebook("09")
     with pytest.raises(ValueError, match="non-empty selection"):
         pd_.run_dryrun([])
 

@@ -31,6 +31,7 @@ CONFIG_MODULES = [
     "hgutils.experiments.nb04_ilnn_cifar_genomics",
     "hgutils.experiments.nb05_msa_rich_vs_lazy",
     "hgutils.experiments.nb06_pe_symmetry_readout",
+    "hgutils.experiments.nb07_training_geometry",
 ]
 
 

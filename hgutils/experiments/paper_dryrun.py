@@ -71,11 +71,12 @@ __all__ = [
 ]
 
 #: The notebooks the dry run covers, by number.
-NOTEBOOKS: tuple[str, ...] = ("01", "02", "03", "04", "05", "06")
+NOTEBOOKS: tuple[str, ...] = ("01", "02", "03", "04", "05", "06", "07")
 
 #: Count overrides applied to each notebook's paper preset (everything else stays the paper's).
 #: 01 fits its INRs for T - 1 steps so that T = 100 snapshots are still distinct steps; 02 likewise
-#: for T = 80; 03's zoo keeps the Small CNN Zoo's 86-epoch checkpoint schedule at one step per epoch.
+#: for T = 80 and 07 its 13-layer INRs for T = 100; 03's zoo keeps the Small CNN Zoo's 86-epoch
+#: checkpoint schedule at one step per epoch.
 #: ``lr_grid=()`` skips the learning-rate search (it is more fit() calls of the same models). 02 trains
 #: two seeds (its claims compare spreads over seeds), 05 three (the seed jackknife needs three); 05's
 #: ablations run the protocol's similarity code at fewer reference points (``"05 ablations"``).
@@ -89,14 +90,9 @@ CUTS: dict[str, dict[str, Any]] = {
         "lr_grid": (),
         "refine_steps": 1,
         "compile": False,
-        "n_figure_nets": 2,
         "ceiling_networks": 1,
         "ceiling_steps": 2,
         "curve_sizes": (2, 4),
-        "deep_images": 4,
-        "deep_steps": 99,
-        "deep_epochs": 1,
-        "deep_batch": 2,
     },
     "02": {
         "n_nets": 8,
@@ -125,6 +121,16 @@ CUTS: dict[str, dict[str, Any]] = {
     "05": {"n_seeds": 3, "max_steps": 2},
     "05 ablations": {"n_heldout": 200, "grid": 16},
     "06": {"n_seeds": 1, "steps": 2},
+    "07": {
+        "n_inrs": 6,
+        "n_train": 2,
+        "n_val": 2,
+        "inr_steps": 99,
+        "epochs": 1,
+        "batch": 2,
+        "refine_steps": 1,
+        "compile": False,
+    },
 }
 #: status of a call whose allocation was refused under the dry run's memory cap
 OVER_CAP = "over memory cap"
@@ -502,7 +508,7 @@ def _ledger(dr: DryRun, nb: str, fn: Callable[[Any], None], out: Path | None) ->
 
 def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None = None, **kw: Any) -> None:
     """Notebook 01: the INR zoos (one SIREN per image, T = 100, one initialisation per INR) and every
-    variant and ablation on a 4 / 2 / 2 split, then the embedding-geometry code and the claims."""
+    variant and ablation on a 4 / 2 / 2 split, then the link ceilings and the claims."""
     from hgutils.experiments import nb01_inr_classification as ex
     from hgutils.weightspace import comparison as cmp
 
@@ -550,39 +556,10 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     dr.measure(
         "01", "link ceilings", "nb01.link_ceilings", lambda: ex.link_ceilings(graphs, splits.val[:1], cfg.gth_dim, 2)
     )
-    steps = [int(t) for t in zoo.steps]
-    readout = dr.measure(
-        "01",
-        "GTH-GMN embedding geometry",
-        "nb01.read_geometry (true and shuffled order)",
-        lambda: ex.read_geometry(run.models["GTH-GMN"], graphs, splits.test[: cfg.n_figure_nets], steps, seed=seed),
-    )
-    deep_zoo = dr.measure(
-        "01",
-        "13-layer INR zoo",
-        "nb01.deep_inr_zoo",
-        lambda: ex.deep_inr_zoo(ds0, cfg, scale="paper", data_dir=data_dir, seed=seed, device=device),
-        T=cfg.deep_T,
-        networks=cfg.deep_images,
-    )
-    deep = None
-    if deep_zoo is not None:
-        deep = dr.measure(
-            "01",
-            "13-layer figure",
-            "nb01.deep_figure (stage 1, refinement, readouts)",
-            lambda: ex.deep_figure(deep_zoo, cfg, seed, device),
-        )
 
     def ledger(claims: Any) -> None:
         for d in ex.INR_PAPER_KEYS:
             ex.inr_claims(claims, d, run if d == ds0 else None, "paper")
-        if readout is not None:
-            early, late = cfg.snapshot_pair(len(steps))
-            ex.geometry_claims(claims, ds0, readout, early, late, True, run.gate("GTH-GMN"), "dry run")
-        if deep is not None:
-            early, late = cfg.snapshot_pair(deep.zoo.T)
-            ex.geometry_claims(claims, "13-layer", deep.readout, early, late, True, deep.gate, "dry run")
 
     _ledger(dr, "01", ledger, kw.get("out"))
 
@@ -870,6 +847,33 @@ def dry_06(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     )
 
 
+def dry_07(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None = None, **kw: Any) -> None:
+    """Notebook 07: the 13-layer INR zoo at the paper's width and T = 100, GTH-GMN trained on it by
+    reconstruction (one epoch), the read INRs refined and read in both snapshot orders, and the claims."""
+    from hgutils.experiments import nb07_training_geometry as ex
+
+    cfg = _cfg("07", ex, kw.get("compile_", False))
+    zoo = dr.measure(
+        "07",
+        "13-layer INR zoo",
+        "nb07.deep_inr_zoo",
+        lambda: ex.deep_inr_zoo(cfg, scale="paper", data_dir=data_dir, seed=seed, device=device),
+        T=cfg.T,
+        networks=cfg.n_inrs,
+        width=cfg.width,
+    )
+    if zoo is None:
+        return
+    run = dr.measure(
+        "07",
+        "13-layer figure",
+        "nb07.training_geometry (stage 1, refinement, readouts)",
+        lambda: ex.training_geometry(zoo, cfg, seed, device),
+    )
+    if run is not None:
+        _ledger(dr, "07", lambda claims: ex.geometry_claims(claims, run.readout, run.gate, True), kw.get("out"))
+
+
 DRIVERS: dict[str, Callable[..., None]] = {
     "01": dry_01,
     "02": dry_02,
@@ -877,6 +881,7 @@ DRIVERS: dict[str, Callable[..., None]] = {
     "04": dry_04,
     "05": dry_05,
     "06": dry_06,
+    "07": dry_07,
 }
 
 
@@ -892,7 +897,7 @@ def dryrun_notebook(
     out: Path | None = None,
     compile_: bool = False,
 ) -> DryRun:
-    """Dry-run notebook ``nb`` (``"01"`` ... ``"06"``) into ``dr`` (a new :class:`DryRun` if ``None``)."""
+    """Dry-run notebook ``nb`` (``"01"`` ... ``"07"``) into ``dr`` (a new :class:`DryRun` if ``None``)."""
     if nb not in DRIVERS:
         raise ValueError(f"notebook must be one of {list(DRIVERS)}; got {nb!r}")
     dr = dr if dr is not None else DryRun(device=device)

@@ -1,11 +1,10 @@
 """Notebook 01 -- INR classification from weight trajectories (GTH-GMN paper, MNIST / Fashion-MNIST INRs).
 
 The notebook's driver, by job: :mod:`.preset` (the preset, the paper's numbers, the model lists),
-:mod:`.zoos` (the main zoo with one initialisation per INR, the shared-initialisation variant, the
-13-layer zoo of the paper's figure), :mod:`.geometry` (embedding readouts against a time-shuffled
-control, the 13-layer figure), :mod:`.curve` (the zoo-size learning curve), :mod:`.claims` and
-:mod:`.figures`. The comparison protocol itself (split, variants, training) is the library's
-:mod:`hgutils.weightspace.comparison`.
+:mod:`.zoos` (the main zoo with one initialisation per INR, the shared-initialisation variant),
+:mod:`.curve` (the zoo-size learning curve) and :mod:`.claims`. The comparison protocol itself (split,
+variants, training) is the library's :mod:`hgutils.weightspace.comparison`. The paper's embedding
+figure (13-layer INRs, ~100 snapshots) is notebook 07's (:mod:`hgutils.experiments.nb07_training_geometry`).
 """
 
 from __future__ import annotations
@@ -14,9 +13,7 @@ import pandas as pd
 
 from hgutils.experiments.nb01_inr_classification.claims import (
     ABLATION_CLAIMS,
-    GEOMETRY_CLAIMS,
     PAPER_GAP,
-    geometry_claims,
     inr_claims,
     reconstruction_claims,
 )
@@ -29,19 +26,7 @@ from hgutils.experiments.nb01_inr_classification.curve import (
     learning_curve,
     plot_learning_curve,
 )
-from hgutils.experiments.nb01_inr_classification.figures import (
-    plot_augmentation_curve,
-    plot_disk_early_late,
-    plot_radial_angular,
-    plot_readouts,
-)
-from hgutils.experiments.nb01_inr_classification.geometry import (
-    DeepFigure,
-    EmbeddingReadout,
-    deep_figure,
-    read_geometry,
-    readout_table,
-)
+from hgutils.experiments.nb01_inr_classification.figures import plot_augmentation_curve
 from hgutils.experiments.nb01_inr_classification.preset import (
     ABLATION_VARIANTS,
     AUG_CURVE_VARIANTS,
@@ -57,7 +42,7 @@ from hgutils.experiments.nb01_inr_classification.preset import (
     SLOW_VARIANTS,
     INRClassificationConfig,
 )
-from hgutils.experiments.nb01_inr_classification.zoos import deep_inr_zoo, inr_zoo, inr_zoos, shared_zoo, zoo_summary
+from hgutils.experiments.nb01_inr_classification.zoos import inr_zoo, inr_zoos, shared_zoo, zoo_summary
 from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
@@ -68,9 +53,6 @@ __all__ = [
     "CITATION",
     "CONFIG",
     "CURVE_VARIANTS",
-    "DeepFigure",
-    "EmbeddingReadout",
-    "GEOMETRY_CLAIMS",
     "INRClassificationConfig",
     "INR_PAPER_KEYS",
     "INR_VARIANTS",
@@ -85,10 +67,7 @@ __all__ = [
     "augmentation_effects",
     "curve_splits",
     "curve_table",
-    "deep_figure",
-    "deep_inr_zoo",
     "first_above_chance",
-    "geometry_claims",
     "inr_claims",
     "inr_zoo",
     "inr_zoos",
@@ -96,12 +75,7 @@ __all__ = [
     "link_ceilings",
     "paper_table",
     "plot_augmentation_curve",
-    "plot_disk_early_late",
     "plot_learning_curve",
-    "plot_radial_angular",
-    "plot_readouts",
-    "read_geometry",
-    "readout_table",
     "reconstruction_claims",
     "shared_zoo",
     "zoo_summary",

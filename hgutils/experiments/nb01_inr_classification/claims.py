@@ -1,18 +1,14 @@
-"""Notebook 01's claims: accuracy comparisons on each zoo, reconstruction under both link readings,
-and the embedding geometry against its control -- every comparison through :mod:`hgutils.verdicts`."""
+"""Notebook 01's claims: accuracy comparisons on each zoo and reconstruction under both link readings,
+every comparison through :mod:`hgutils.verdicts` (the embedding-geometry claims are notebook 07's)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from hgutils.experiments.nb01_inr_classification.geometry import EmbeddingReadout
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER
 from hgutils.repro import Claims
 from hgutils.verdicts import all_of, compare_seeds
 from hgutils.weightspace import comparison
-from hgutils.weightspace.embedding_geometry import trend_against_control
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 #: the GTH-GMN ablations judged against the full model: (claim id, variant, statement, paper, where)
@@ -42,13 +38,6 @@ ABLATION_CLAIMS: tuple[tuple[str, str, str, str, str], ...] = (
 
 #: the paper's GTH-GMN advantage over NFN_NP (points; NFN_NP measured by its own paper on other data)
 PAPER_GAP = {ds: PAPER[key]["GTH-GMN"][0] - PAPER[key]["NFN_NP"][0] for ds, key in INR_PAPER_KEYS.items()}
-
-#: the geometry statements of the paper's figure: (claim id, readout, statement)
-GEOMETRY_CLAIMS: tuple[tuple[str, str, str], ...] = (
-    ("layers-separate-radially", "radial_sep", "layers separate radially over training"),
-    ("layers-separate-angularly", "angular_sep", "layers separate angularly over training"),
-    ("nodes-drift-outward", "mean_radius", "nodes drift toward the boundary over training"),
-)
 
 
 def inr_claims(
@@ -189,38 +178,3 @@ def reconstruction_claims(
         "edge and no same-layer pair is, which no distance threshold separates",
         source=f"{CITATION} §method",
     )
-
-
-def geometry_claims(
-    claims: Claims,
-    tag: str,
-    readout: EmbeddingReadout,
-    early: int,
-    late: int,
-    judge: bool,
-    gate: dict[str, Any] | None,
-    where: str,
-) -> None:
-    """The figure's three statements on one embedding (``tag``: which zoo), each judged by
-    :func:`hgutils.weightspace.embedding_geometry.trend_against_control` between snapshots ``early``
-    and ``late``: the change over the read networks above 0 and above the shuffled control's change."""
-    for cid, key, statement in GEOMETRY_CLAIMS:
-        a, b = readout.readouts[key], readout.control[key]
-        test = trend_against_control(a, b, early, late, key)
-        claims.add(
-            f"{cid}@{tag}",
-            f"{statement} ({where})",
-            paper="visual (13-layer INR MLP, t = 11 vs t = 97)",
-            ours={
-                f"t={early}": round(float(a[:, early].mean()), 3),
-                f"t={late}": round(float(a[:, late].mean()), 3),
-                "control change": round(float((b[:, late] - b[:, early]).mean()), 3),
-                "networks": a.shape[0],
-            },
-            criterion=f"{key}(t={late}) - {key}(t={early}) > 0 and > the time-shuffled control's change, each by "
-            "> 2 se over the read networks (paired)",
-            test=test if judge else None,
-            reason=None if judge else "smoke scale",
-            source=f"{CITATION}, embedding figure (t=11 vs t=97)",
-            trained={"GTH-GMN": gate} if judge and gate is not None else None,
-        )

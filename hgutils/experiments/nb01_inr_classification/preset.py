@@ -57,8 +57,7 @@ class INRClassificationConfig(ComparisonSettings):
 
     The main zoo follows the papers' INR datasets: one initialisation per INR. A second zoo of the
     same images starts every INR from one shared initialisation (``shared_images``: the easier,
-    named variant). A zoo of 13-layer INRs with ~100 snapshots (``deep_*``) reproduces the paper's
-    embedding figure.
+    named variant). The paper's embedding figure (13-layer INRs, ~100 snapshots) is notebook 07's.
     """
 
     datasets: tuple[str, ...] = ("digits",)  # INR zoos to classify; medium: MNIST; paper: + Fashion-MNIST
@@ -87,18 +86,7 @@ class INRClassificationConfig(ComparisonSettings):
     curve_variants: tuple[str, ...] = CURVE_VARIANTS
     aug_curve_variants: tuple[str, ...] = AUG_CURVE_VARIANTS  # the curve with and without augmentation: models
     aug_curve_sizes: tuple[int, ...] = (30, 60)  # ... and its training INRs (first seed; (): skip it)
-    n_figure_nets: int = 4  # test INRs whose node embeddings are read (geometry, figures)
     recon_networks: int = 32  # validation INRs on which the reconstruction metrics are measured
-    # -- the paper's embedding figure: 13-layer INR MLPs, ~100 snapshots (GTH-GMN by reconstruction only)
-    deep_images: int = 8  # INRs of the 13-layer zoo (half train the encoder, half are read)
-    deep_layers: int = 13  # linear layers of each INR MLP (paper: 13)
-    deep_width: int = 6  # hidden width (the paper does not state it)
-    deep_T: int = 8  # snapshots (paper: t = 11 vs t = 97, so ~100)
-    deep_steps: int = 200  # Adam steps per 13-layer INR
-    deep_lr: float = 5e-4  # their Adam learning rate
-    deep_epochs: int = 3  # stage-1 epoch cap on the 13-layer zoo (early stopping on validation)
-    deep_encoder_lr: float = 3e-3  # stage-1 Adam learning rate on the 13-layer zoo
-    deep_batch: int = 4  # networks per stage-1 step (100 snapshots each)
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale smoke|medium``)
     #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
     #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
@@ -115,15 +103,7 @@ class INRClassificationConfig(ComparisonSettings):
         "aug_curve_sizes": (2, 500_000),
         "ceiling_networks": (1, 500),
         "ceiling_steps": (1, 10_000),
-        "n_figure_nets": (1, 1000),
         "recon_networks": (1, 10_000),
-        "deep_images": (1, 5000),
-        "deep_layers": (1, 200),
-        "deep_width": (1, 500),
-        "deep_T": (1, 1000),
-        "deep_steps": (1, 20_000),
-        "deep_epochs": (1, 1000),
-        "deep_batch": (1, 1000),
     }
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
         "datasets": IMAGE_DATASETS,
@@ -171,13 +151,7 @@ class INRClassificationConfig(ComparisonSettings):
             "curve_sizes": (500, 1000, 2000, 4000),
             "curve_images": 5000,
             "aug_curve_sizes": (250, 500, 1000),
-            "n_figure_nets": 16,
             "recon_networks": 128,
-            "deep_images": 32,
-            "deep_width": 16,
-            "deep_T": 100,
-            "deep_steps": 1000,
-            "deep_epochs": 40,
             "workers": 2,
         },
         "paper": {
@@ -206,20 +180,9 @@ class INRClassificationConfig(ComparisonSettings):
             "test_fraction": 10000 / 70000,
             "shared_images": 0,
             "curve_sizes": (1000, 4000, 16000, 45000),
-            "n_figure_nets": 64,
             "recon_networks": 512,
-            "deep_images": 256,
-            "deep_width": 32,
-            "deep_T": 100,
-            "deep_steps": 2000,
-            "deep_epochs": 100,
-            "deep_batch": 8,
         },
     }
-
-    def snapshot_pair(self, T: int) -> tuple[int, int]:
-        """The paper's early and late snapshots (t = 11 and t = 97 of ~100) at ``T`` snapshots."""
-        return round(0.11 * (T - 1)), round(0.97 * (T - 1))
 
 
 CONFIG = INRClassificationConfig

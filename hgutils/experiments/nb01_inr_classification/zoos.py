@@ -1,5 +1,5 @@
-"""Notebook 01's INR zoos: the main zoo (one initialisation per INR), the shared-initialisation
-variant, and the 13-layer zoo of the paper's embedding figure."""
+"""Notebook 01's INR zoos: the main zoo (one initialisation per INR) and the shared-initialisation
+variant."""
 
 from __future__ import annotations
 
@@ -70,35 +70,6 @@ def shared_zoo(
     """The easier variant: the first ``shared_images`` images, fitted the same way, every INR from
     one shared initialisation (its neurons line up across the zoo)."""
     return inr_zoo(dataset, replace(cfg, n_images=cfg.shared_images, shared_init=True), scale, data_dir, seed, device)
-
-
-def deep_inr_zoo(
-    dataset: str,
-    cfg: INRClassificationConfig,
-    scale: str = "smoke",
-    data_dir: str | None = None,
-    seed: int = 0,
-    device: str = "cpu",
-) -> Any:
-    """The zoo of the paper's embedding figure: ``deep_images`` SIRENs with ``deep_layers`` linear
-    layers of width ``deep_width``, ``deep_T`` log-spaced snapshots over ``deep_steps`` Adam steps,
-    one initialisation per INR."""
-    from hgutils.weightspace.zoo import inr_image_zoo
-
-    return inr_image_zoo(
-        dataset,
-        scale=scale,
-        data_dir=data_dir,
-        n_images=cfg.deep_images,
-        hidden=(cfg.deep_width,) * (cfg.deep_layers - 1),
-        steps=cfg.deep_steps,
-        T=cfg.deep_T,
-        schedule="log",
-        lr=cfg.deep_lr,
-        shared_init=False,
-        seed=seed + 101,
-        device=device,
-    )
 
 
 def _steps_label(steps: Any) -> str:

@@ -1,0 +1,67 @@
+r"""Notebook 07's claims: the three statements of the paper's embedding figure, each judged against
+the time-shuffled control through :mod:`hgutils.verdicts`.
+
+For a readout :math:`g` (radial separation :math:`\eta^2_r`, angular separation :math:`\eta^2_\theta`,
+mean hyperbolic radius) of read network :math:`i` at snapshot :math:`t`, the change
+:math:`\Delta_i = g_i(t_\text{late}) - g_i(t_\text{early})` must be above 0 and above the change
+:math:`\Delta^\text{shuf}_i` of the same network read with its snapshots shuffled, each paired over
+the read networks by more than 2 standard errors
+(:func:`hgutils.weightspace.embedding_geometry.trend_against_control`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hgutils.experiments.nb07_training_geometry.preset import PAPER_SOURCE, snapshot_pair
+from hgutils.experiments.nb07_training_geometry.runs import EmbeddingReadout
+from hgutils.repro import Claims
+from hgutils.weightspace.embedding_geometry import trend_against_control
+
+#: the geometry statements of the paper's figure: (claim id, readout, statement). The ids are those
+#: notebook 01 recorded them under (with the suffix ``@13-layer``) before the figure moved here.
+GEOMETRY_CLAIMS: tuple[tuple[str, str, str], ...] = (
+    ("layers-separate-radially", "radial_sep", "layers separate radially over training"),
+    ("layers-separate-angularly", "angular_sep", "layers separate angularly over training"),
+    ("nodes-drift-outward", "mean_radius", "nodes drift toward the boundary over training"),
+)
+
+
+def geometry_claims(
+    claims: Claims,
+    readout: EmbeddingReadout,
+    gate: dict[str, Any] | None,
+    judge: bool,
+    tag: str = "13-layer",
+) -> None:
+    """Record the figure's three statements (:data:`GEOMETRY_CLAIMS`, ids ``<claim>@<tag>``) on one
+    embedding readout, each between the paper's snapshots (:func:`snapshot_pair` of the readout's T)
+    against the time-shuffled control; ``gate`` is the encoder's learnability check (with ``capped``).
+    Nothing is judged when ``judge`` is false (smoke)."""
+    missing = [key for _, key, _ in GEOMETRY_CLAIMS if key not in readout.readouts or key not in readout.control]
+    if missing:
+        raise ValueError(f"the readout lacks {missing} (need them in both the true and the shuffled order)")
+    n, T = readout.readouts[GEOMETRY_CLAIMS[0][1]].shape
+    early, late = snapshot_pair(T)
+    where = f"{tag} INRs, {T} snapshots"
+    for cid, key, statement in GEOMETRY_CLAIMS:
+        a, b = readout.readouts[key], readout.control[key]
+        test = trend_against_control(a, b, early, late, key)
+        claims.add(
+            f"{cid}@{tag}",
+            f"{statement} ({where})",
+            paper="visual (13-layer INR MLP, t = 11 vs t = 97)",
+            ours={
+                f"t={early}": round(float(a[:, early].mean()), 3),
+                f"t={late}": round(float(a[:, late].mean()), 3),
+                "change": round(float((a[:, late] - a[:, early]).mean()), 3),
+                "control change": round(float((b[:, late] - b[:, early]).mean()), 3),
+                "networks": n,
+            },
+            criterion=f"{key}(t={late}) - {key}(t={early}) > 0 and > the time-shuffled control's change, each by "
+            "> 2 se over the read networks (paired)",
+            test=test if judge else None,
+            reason=None if judge else "smoke scale",
+            source=PAPER_SOURCE,
+            trained={"GTH-GMN": gate} if judge and gate is not None else None,
+        )
