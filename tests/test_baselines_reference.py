@@ -227,8 +227,9 @@ def test_dws_map_kinds_follow_the_reference():
     assert kinds["W0_W2"] == "Linear" and kinds["b3_b3"] == "Linear" and kinds["b3_W3"] == "Linear"
     # fixed positions as features: W0 -> W0 mixes the d0 = 2 input positions, b3 -> b3 the output one
     assert layer.maps["W0_W0"].op.q.in_features == 2 * 1 and layer.maps["W0_W0"].op.q.out_features == 2 * 8
-    # the reference's one broadcast over output positions: b_i -> W_{L-1} for i <= L-3
+    # the reference's two broadcasts over output positions: b_i -> W_{L-1} for i <= L-3, and W_{L-2} -> W_{L-1}
     assert layer.maps["b0_W3"].fixed_out == [] and layer.maps["b1_W3"].fixed_out == []
+    assert layer.maps["W2_W3"].fixed_out == []
     assert layer.maps["b2_W3"].fixed_out == [4] and layer.maps["W0_W3"].fixed_out == [4]
 
 
