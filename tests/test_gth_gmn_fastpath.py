@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -234,7 +235,12 @@ def test_compiled_training_step_equals_eager_float64():
     from metanets import float64_step
 
     for step in ("reconstruction",):
-        (t_e, g_e), (t_c, g_c) = float64_step({"compile": False}, step), float64_step({"compile": True}, step)
+        t_e, g_e = float64_step({"compile": False}, step)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t_c, g_c = float64_step({"compile": True}, step)
+        fallbacks = [str(w.message) for w in caught if "torch.compile of" in str(w.message)]
+        assert not fallbacks, f"the compiled path fell back to eager: {fallbacks}"  # else eager vs eager
         assert t_c.keys() == t_e.keys() and g_c.keys() == g_e.keys()
         for k in t_e:
             _close(t_c[k], t_e[k], f"{step} term {k}")
