@@ -75,10 +75,10 @@ class TrainingGeometryConfig(Preset):
         "min_loss_drop": (0.0, 1.0),
     }
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"dataset": IMAGE_DATASETS}
-    #: wall minutes on 2 CPU cores, one thread. smoke: measured (nbval, 12 s). medium: estimated from measured
-    #: costs (docs/claims.md): zoo 1.0 min + 150 encoder epochs x 8.5 s + encoder setup, reconstruction metrics
-    #: and readouts 2.7 min + 0.5 min of figures and kernel
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.3, "medium": 25.5}
+    #: wall minutes on 2 CPU cores, one thread. smoke: measured (nbval, 12 s). medium: measured
+    #: (``reproduce --scale medium --only 07 --jobs 1``, 1,350 s, with a test run on the other core; the
+    #: estimate from per-epoch costs was 25.5)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.3, "medium": 22.5}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # epochs: the budget cannot hold convergence. Measured at these sizes, the validation reconstruction
