@@ -179,10 +179,6 @@ class TrajectoryEncoder(nn.Module):
             self._means_cache = (key, oh / oh.sum(0).clamp_min(1.0))
         return self._means_cache[1]
 
-    def layer_means(self, h: Tensor, node_layer: Tensor) -> Tensor:
-        """Per-MLP-layer mean of tangent vectors ``[B, V, d]`` -> ``[B, n_node_layers * d]`` (GRU input)."""
-        return _means(h, self.layer_mean_matrix(node_layer, h.dtype))
-
     def _topology(self, g: Any, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Edge index with self-loops ``[2, E + V]`` and the static edge features ``[1, E + V, Fa + 1]``
         (attributes, self-loop flag): computed once per topology."""
