@@ -183,6 +183,7 @@ for ds, zoo in zoos.items():
     print(selections[ds].caption)
     display(table(selections[ds].table, index=False))
     print(ds, selections[ds].summary())
+    selections[ds].table.to_csv(out_res / f"gth_selection_{ds}.csv", index=False)
     runs[ds] = cmp.run_comparison(
         zoo,
         "classification",

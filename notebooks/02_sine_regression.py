@@ -146,6 +146,7 @@ selection = gsel.select_for(cfg, zoo, "infonce", target, cfg.emb_dim, splits, se
 print(selection.caption)
 display(table(selection.table, index=False))
 print(selection.summary())
+selection.table.to_csv(out_res / "gth_selection.csv", index=False)
 
 # %% tags=[]
 run = cmp.run_comparison(

@@ -147,6 +147,7 @@ selection = gsel.select_for(cfg, zoo, "accuracy", acc, 1, splits, seeds, device)
 print(selection.caption)
 display(table(selection.table, index=False))
 print(selection.summary())
+selection.table.to_csv(out_res / "gth_selection.csv", index=False)
 
 # %% tags=[]
 run = cmp.run_comparison(

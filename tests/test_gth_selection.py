@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 import torch
 from test_training_loop import SMALL_GTH, make_zoo
@@ -99,12 +100,12 @@ def test_sizes_are_named_and_today_is_default():
 GRID = gs.SelectionGrid(("two_stage", "joint"), ("default",), (1e-3, 1e-2), steps=4)
 
 
-def _select(labels, root, cache=True):
+def _select(labels, root, cache=True, workers=1):
     zoo = make_zoo(40, 2)
     splits = make_splits(40, 0.25, 0.25, labels=zoo.meta["label"])
     cfg = TrainConfig(epochs=2, batch_size=8)
     return gs.select_gth(
-        zoo, "classification", labels, 2, splits, GRID, 0, cfg, SMALL_GTH, cache=cache, cache_root=root
+        zoo, "classification", labels, 2, splits, GRID, 0, cfg, SMALL_GTH, cache=cache, cache_root=root, workers=workers
     ), splits
 
 
@@ -133,6 +134,20 @@ def test_the_table_lists_every_declared_cell_and_picks_by_validation(tmp_path):
     kw = sel.apply({"gth_overrides": {"dim": 8}})
     assert kw["family_lr"] == {"GTH-GMN": sel.chosen()["lr"]} and kw["gth_overrides"]["dim"] == 8
     assert "validation" in sel.caption and "4 optimiser steps" in sel.caption
+
+
+def test_forked_workers_give_the_table_one_process_gives(tmp_path):
+    labels = make_zoo(40, 2).meta["label"]
+    torch.set_num_threads(1)  # the workers' thread count, so both sides run the same kernels
+    one, _ = _select(labels, tmp_path, cache=False)
+    two, _ = _select(labels, tmp_path, cache=False, workers=2)
+    cols = [c for c in one.table.columns if c != "cpu_seconds"]
+    pd.testing.assert_frame_equal(one.table[cols], two.table[cols])
+
+
+def test_a_cell_outside_select_gth_is_refused():
+    with pytest.raises(RuntimeError, match="inside select_gth"):
+        gs._train_cell(("joint", "default", 1e-3))
 
 
 def test_a_cache_hit_returns_the_same_table_without_training(tmp_path, monkeypatch):

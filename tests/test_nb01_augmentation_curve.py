@@ -14,6 +14,7 @@ import torch
 from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
+from hgutils.experiments.nb01_inr_classification import curve as curve_module
 from hgutils.verdicts import HOLDS, INCONCLUSIVE
 from hgutils.weightspace.comparison import Splits
 from hgutils.weightspace.tasks import TrainConfig
@@ -42,6 +43,20 @@ def test_both_ways_runs_every_model_with_and_without_augmentation_on_the_same_sp
     assert {"StatNN", "StatNN (augmented)"} <= set(table.index) and "8 INRs" in table.columns
     plain = ex.learning_curve(zoo, y, sp, (8,), ("StatNN",), [0], train_cfg=cfg, augment=())
     assert not plain["augmented"].any()  # without both_ways the run's own augment setting stands
+
+
+def test_forked_curve_cells_give_the_curve_one_process_gives():
+    zoo = make_zoo(24, 1)
+    y = zoo.meta["label"]
+    sp = Splits(torch.arange(16), torch.arange(16, 20), torch.arange(20, 24))
+    cfg = TrainConfig(epochs=1, batch_size=4)
+    torch.set_num_threads(1)  # the workers' thread count, so both sides run the same kernels
+    args = (zoo, y, sp, (8, 16), ("StatNN",), [0])
+    one = ex.learning_curve(*args, train_cfg=cfg, both_ways=True)
+    two = ex.learning_curve(*args, train_cfg=cfg, both_ways=True, workers=2)
+    pd.testing.assert_frame_equal(one, two)
+    with pytest.raises(RuntimeError, match="inside learning_curve"):
+        curve_module._curve_cell((8, None, None))
 
 
 def test_above_chance_is_the_two_se_rule_over_test_inrs_and_needs_the_gate():

@@ -181,6 +181,59 @@ def _code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class _CellContext:
+    """What every grid cell reads: set by :func:`select_gth` before its cells run (here or in forked workers)."""
+
+    runner: Any
+    grid: SelectionGrid
+    base: dict[str, Any]
+    cfg: TrainConfig
+    target: Tensor | None
+    seed: int
+    gate: Any
+
+
+_CELL_CONTEXT: _CellContext | None = None
+
+
+def _train_cell(cell: tuple[str, str, float]) -> tuple[dict[str, Any], str]:
+    """Train one ``(protocol, size, lr)`` cell from the seed up; returns its table row and the metric's name.
+    Every cell seeds itself, so the table does not depend on how many workers ran it."""
+    ctx = _CELL_CONTEXT
+    if ctx is None:
+        raise RuntimeError("_train_cell runs inside select_gth (no grid context was set)")
+    protocol, size, lr = cell
+    runner, splits = ctx.runner, ctx.runner.splits
+    seed_everything(ctx.seed)
+    model = comparison.build_variant(
+        "GTH-GMN", runner.zoo, runner.task, runner.out_dim, {**ctx.base, **ctx.grid.overrides(protocol, size)}
+    )
+    data = runner.data_of(model, "GTH-GMN")
+    ccfg = replace(ctx.cfg, seed=ctx.seed, lr=lr, checkpoint_path=None)
+    if ctx.grid.steps is not None:
+        ccfg = replace(ccfg, steps=ctx.grid.steps)
+    c0 = time.process_time()
+    desc = f"GTH-GMN {protocol}/{size} lr={lr:g}"
+    fr = fit(model, data, ctx.target, splits.train, splits.val, None, ccfg, desc, ctx.gate)
+    metric, score = validation_score(model, data, ctx.target, splits, fr)
+    row = {
+        "protocol": protocol,
+        "size": size,
+        "lr": lr,
+        "val_score": float(score) if np.isfinite(score) else float("-inf"),
+        "best_epoch": int(fr.best_epoch),
+        "epochs_run": len(fr.history),
+        "steps": int(fr.steps),
+        "pretrain_steps": int(fr.pretrain_log.steps) if fr.pretrain_log is not None else 0,
+        "capped": bool(fr.capped),
+        "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
+        "trained": bool(fr.trained),
+        "cpu_seconds": time.process_time() - c0,
+    }
+    return row, metric
+
+
 def select_gth(
     zoo: Any,
     task: str,
@@ -196,6 +249,7 @@ def select_gth(
     gate: Any = None,
     cache: bool = True,
     cache_root: str | Path | None = None,
+    workers: int = 1,
 ) -> Selection:
     """Train every cell of ``grid`` on ``splits`` with model seed ``seed`` and choose on validation.
 
@@ -204,7 +258,8 @@ def select_gth(
     (stage 1 of ``two_stage`` / ``finetune``), ``capped``, ``stopped``, ``trained`` (learnability
     check), ``cpu_seconds`` and ``chosen``. ``gth_overrides`` are the preset's GTH-GMN settings (the
     cell's own overrides win); ``train_cfg`` the final runs' loop settings (``grid.steps`` replaces
-    their budget). ``cache=False`` always trains; ``cache_root`` as in :func:`hgutils.repro.cached`.
+    their budget). ``cache=False`` always trains; ``cache_root`` as in :func:`hgutils.repro.cached`;
+    ``workers > 1`` trains the cells in that many forked one-thread processes (the same table).
     """
     cfg = train_cfg or TrainConfig()
     masked = _masked_target(target, splits)
@@ -230,37 +285,17 @@ def select_gth(
     }
 
     def run() -> dict[str, Any]:
-        rows, metric = [], ""
-        for protocol, size, lr in grid.cells():
-            seed_everything(seed)
-            model = comparison.build_variant(
-                "GTH-GMN", runner.zoo, task, out_dim, {**base, **grid.overrides(protocol, size)}
-            )
-            data = runner.data_of(model, "GTH-GMN")
-            ccfg = replace(cfg, seed=seed, lr=lr, checkpoint_path=None)
-            if grid.steps is not None:
-                ccfg = replace(ccfg, steps=grid.steps)
-            c0 = time.process_time()
-            fr = fit(
-                model, data, masked, splits.train, splits.val, None, ccfg, f"GTH-GMN {protocol}/{size} lr={lr:g}", gate
-            )
-            metric, score = validation_score(model, data, masked, splits, fr)
-            rows.append(
-                {
-                    "protocol": protocol,
-                    "size": size,
-                    "lr": lr,
-                    "val_score": float(score) if np.isfinite(score) else float("-inf"),
-                    "best_epoch": int(fr.best_epoch),
-                    "epochs_run": len(fr.history),
-                    "steps": int(fr.steps),
-                    "pretrain_steps": int(fr.pretrain_log.steps) if fr.pretrain_log is not None else 0,
-                    "capped": bool(fr.capped),
-                    "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
-                    "trained": bool(fr.trained),
-                    "cpu_seconds": time.process_time() - c0,
-                }
-            )
+        global _CELL_CONTEXT
+        _CELL_CONTEXT = _CellContext(runner, grid, base, cfg, masked, seed, gate)
+        try:
+            if workers > 1 and len(grid.cells()) > 1:
+                results = runner._in_workers(_train_cell, grid.cells(), workers, f"GTH-GMN grid ({workers} workers)")
+            else:
+                results = [_train_cell(cell) for cell in grid.cells()]
+        finally:
+            _CELL_CONTEXT = None
+        rows = [row for row, _ in results]
+        metric = results[-1][1]
         scores = [r["val_score"] for r in rows]
         best = int(np.argmax(scores))  # first maximum: the earliest cell in the declared order wins ties
         for i, r in enumerate(rows):
@@ -303,4 +338,5 @@ def select_for(
         kw["gth_overrides"],
         kw["inputs"],
         gate=kw["gate"],
+        workers=kw["workers"],
     )

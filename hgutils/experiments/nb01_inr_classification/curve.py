@@ -4,6 +4,7 @@ regime is from the paper's 45,000 training INRs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -13,6 +14,7 @@ import torch
 
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER, PAPER_TRAIN_INRS
 from hgutils.plotting import use_style
+from hgutils.repro import progress
 from hgutils.verdicts import HOLDS, compare_seeds
 from hgutils.weightspace import comparison
 
@@ -55,38 +57,99 @@ def learning_curve(
     if not sizes or sizes[0] < 2:
         raise ValueError(f"curve sizes must be >= 2 training INRs; got {list(sizes)}")
     ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, run_kwargs.pop("augment", None))]
-    frames = []
-    for n in sizes:
-        sub = comparison.Splits(splits.train[:n], splits.val, splits.test)
-        for on, augment in ways:
-            kw = dict(run_kwargs) if augment is None else {**run_kwargs, "augment": augment}
-            run = comparison.run_comparison(
-                zoo,
-                "classification",
-                labels,
-                int(labels.max()) + 1,
-                variants,
-                sub,
-                seeds,
-                desc=f"{desc} n={n}" + ("" if on is None else (" aug" if on else " no aug")),
-                **kw,
-            )
-            t = run.table.assign(train_inrs=n)
-            t["augmented"] = t["augment"] != "off" if "augment" in t else False
-            keep = [
-                "train_inrs",
-                "model",
-                "seed",
-                "augmented",
-                "augment",
-                "test_accuracy",
-                "train_accuracy",
-                "epochs_run",
-                "capped",
-                "trained",
-            ]
-            frames.append(t[[c for c in keep if c in t]])
+    cells = [(n, on, augment) for n in sizes for on, augment in ways]
+    workers = int(run_kwargs.get("workers", 1))
+    global _CURVE
+    _CURVE = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, dict(run_kwargs))
+    try:
+        if workers > 1 and len(cells) > 1:
+            frames = _cells_in_workers(cells, workers, desc)
+        else:
+            frames = [_curve_cell(c) for c in cells]
+    finally:
+        _CURVE = None
     return pd.concat(frames, ignore_index=True)
+
+
+@dataclass(frozen=True)
+class _CurveContext:
+    """What every cell of :func:`learning_curve` reads (set before its cells run, here or in forked workers)."""
+
+    zoo: Any
+    labels: torch.Tensor
+    splits: comparison.Splits
+    variants: tuple[str, ...]
+    seeds: tuple[int, ...]
+    desc: str
+    run_kwargs: dict[str, Any]
+
+
+_CURVE: _CurveContext | None = None
+#: the curve's columns (of the comparison's results table, plus ``train_inrs`` and ``augmented``)
+_KEEP = (
+    "train_inrs",
+    "model",
+    "seed",
+    "augmented",
+    "augment",
+    "test_accuracy",
+    "train_accuracy",
+    "epochs_run",
+    "capped",
+    "trained",
+)
+
+
+def _curve_cell(cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
+    """One ``(training INRs, augmented, augment)`` cell of the curve: every model and seed on the first
+    ``n`` training INRs, through :func:`~hgutils.weightspace.comparison.run_comparison`."""
+    ctx = _CURVE
+    if ctx is None:
+        raise RuntimeError("_curve_cell runs inside learning_curve (no curve context was set)")
+    n, on, augment = cell
+    sub = comparison.Splits(ctx.splits.train[:n], ctx.splits.val, ctx.splits.test)
+    kw = dict(ctx.run_kwargs) if augment is None else {**ctx.run_kwargs, "augment": augment}
+    run = comparison.run_comparison(
+        ctx.zoo,
+        "classification",
+        ctx.labels,
+        int(ctx.labels.max()) + 1,
+        ctx.variants,
+        sub,
+        ctx.seeds,
+        desc=f"{ctx.desc} n={n}" + ("" if on is None else (" aug" if on else " no aug")),
+        **kw,
+    )
+    t = run.table.assign(train_inrs=n)
+    t["augmented"] = t["augment"] != "off" if "augment" in t else False
+    return t[[c for c in _KEEP if c in t]]
+
+
+def _cells_in_workers(cells: list[tuple[int, bool | None, Any]], workers: int, desc: str) -> list[pd.DataFrame]:
+    """:func:`_curve_cell` of every cell in ``workers`` forked one-thread processes, each cell's runs in
+    one process (``workers=1`` inside), the largest cells first; the frames in the order of ``cells``.
+    Every run seeds itself, so the curve equals the one a single process computes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if _CURVE is None:
+        raise RuntimeError("_cells_in_workers runs inside learning_curve (no curve context was set)")
+    order = sorted(range(len(cells)), key=lambda i: -cells[i][0])
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(workers, len(cells)), mp_context=ctx, initializer=comparison._worker_init) as pool:
+        futures = {i: pool.submit(_one_process_cell, cells[i]) for i in order}
+        for i in progress(order, desc=f"{desc} ({workers} workers)"):
+            futures[i].result()
+        return [futures[i].result() for i in range(len(cells))]
+
+
+def _one_process_cell(cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
+    """:func:`_curve_cell` with the comparison's own workers set to one (the cell already has a process)."""
+    global _CURVE
+    if _CURVE is None:
+        raise RuntimeError("_one_process_cell runs in a worker forked by learning_curve")
+    _CURVE = replace(_CURVE, run_kwargs={**_CURVE.run_kwargs, "workers": 1})
+    return _curve_cell(cell)
 
 
 def plot_learning_curve(curve: pd.DataFrame, dataset: str = "mnist", title: str = "") -> plt.Figure:
