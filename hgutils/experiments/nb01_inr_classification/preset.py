@@ -123,7 +123,10 @@ class INRClassificationConfig(ComparisonSettings):
             "ablation_seeds": 2,
             "side_variants": ("GTH-GMN (literal links)", "GTH-GMN (two-stage, frozen)"),
             "slow_seeds": 1,
-            "epoch_caps": (("DWSNet", 15), ("GMN", 15)),
+            # at their reference batches (DWSNet 512, GMN 128; measured 54 and 18 CPU-s per 2,400-INR epoch at one
+            # thread) 25 epochs are what the budget holds: 120 and 475 optimiser steps, short of the references'
+            # 100-200 epochs on 45k INRs, so these rows may read capped (and claims they lose, inconclusive)
+            "epoch_caps": (("DWSNet", 25), ("GMN", 25)),
             "epochs": 100,
             "patience": 15,
             "batch_size": 32,
@@ -133,9 +136,10 @@ class INRClassificationConfig(ComparisonSettings):
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
-            # cost (estimated from measured median CPU-s per batch-32 step at this zoo's shape, default / large: task
-            # 0.47 / 1.39, stage 1 0.51 / 1.37; 2 lrs; stage 1 capped at pretrain_steps): ~57 CPU-min of steps plus
-            # evaluations and two_stage embeddings, on top of the 88.7 min measured: over the 90-minute budget
+            # the 12 cells run in the 2 workers; two_stage cells also embed every training and validation INR
+            # (stage-2 refinement included). Eager: a probe of this grid at 40 steps per cell with compile=True
+            # (cold cache) had not finished after 11 min on the 2 workers; a cold compile of one training step
+            # alone measured 118 s (default) and 231 s (large)
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 160,
