@@ -127,6 +127,45 @@ def test_inr_zoo_snapshots_init_final_and_psnr(tmp_path):
     assert all(torch.equal(z.params[k], z2.params[k]) for k in z.params)
 
 
+def test_forked_chunk_workers_give_the_same_zoo_and_resume(tmp_path):
+    small = dict(INR_SMALL, chunk_size=6)  # 4 chunks of 6 INRs
+    torch.set_num_threads(1)  # the workers' thread count, so both sides run the same kernels
+    reference = inr_image_zoo("digits", cache=False, **small)
+    forked = inr_image_zoo("digits", cache=False, workers=2, **small)
+    for k in reference.params:
+        assert torch.equal(forked.params[k], reference.params[k])
+    for k in reference.meta:
+        assert torch.equal(forked.meta[k], reference.meta[k])
+    # a chunk already on disk is loaded, not recomputed, when the others run in workers
+    key_dir = tmp_path / "inr_zoo"
+    with pytest.raises(KeyboardInterrupt):
+        real = zoo_mod.fit_sirens
+        calls = []
+
+        def second_dies(*a, **kw):
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt("simulated kill")
+            return real(*a, **kw)
+
+        zoo_mod.fit_sirens = second_dies
+        try:
+            inr_image_zoo("digits", cache_root=tmp_path, **small)
+        finally:
+            zoo_mod.fit_sirens = real
+    assert len(list(key_dir.glob("*.chunks/chunk_*.pt"))) == 1
+    resumed = inr_image_zoo("digits", cache_root=tmp_path, workers=2, **small)
+    for k in reference.params:
+        assert torch.equal(resumed.params[k], reference.params[k])
+
+
+def test_generate_chunked_refuses_bad_workers():
+    from hgutils.weightspace.zoo.cache import generate_chunked
+
+    with pytest.raises(ValueError, match="workers"):
+        generate_chunked("x", {}, 4, 2, lambda a, b: {"v": torch.zeros(b - a)}, persist=False, workers=0)
+
+
 def test_interrupted_generation_resumes_identically(tmp_path, monkeypatch):
     small = dict(INR_SMALL, chunk_size=6)  # 4 chunks of 6 INRs
     reference = inr_image_zoo("digits", cache=False, **small)

@@ -144,7 +144,14 @@ def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0,
     from hgutils.weightspace.zoo import sine_zoo
 
     return sine_zoo(
-        scale=scale, n_nets=cfg.n_nets, steps=cfg.fit_epochs, T=cfg.T, schedule=cfg.schedule, seed=seed, device=device
+        scale=scale,
+        n_nets=cfg.n_nets,
+        steps=cfg.fit_epochs,
+        T=cfg.T,
+        schedule=cfg.schedule,
+        seed=seed,
+        device=device,
+        workers=cfg.workers,
     )
 
 

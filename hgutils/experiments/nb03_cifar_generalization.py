@@ -204,6 +204,7 @@ def classifier_zoo_for(
         schedule=schedule,
         seed=seed,
         n_test=None,
+        workers=cfg.workers,
     )
 
 

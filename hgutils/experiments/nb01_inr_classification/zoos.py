@@ -34,6 +34,7 @@ def inr_zoo(
         shared_init=cfg.shared_init,
         seed=seed,
         device=device,
+        workers=cfg.workers,
     )
 
 

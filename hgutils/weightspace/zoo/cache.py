@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,34 +38,81 @@ def generate_chunked(
     root: str | Path | None = None,
     desc: str | None = None,
     persist: bool = True,
+    workers: int = 1,
 ) -> dict[str, Tensor]:
     """Run ``make_chunk(start, stop)`` over ``[0, n_total)`` in chunks, resuming from chunks on disk.
 
     Each chunk's result (a dict of tensors with first dimension ``stop - start``) is written
     atomically with a checksum; existing valid chunks are loaded instead of recomputed, corrupt
     ones are recomputed. Returns the chunks concatenated along dimension 0. ``persist=False`` keeps
-    everything in memory (no files).
+    everything in memory (no files). ``workers > 1`` computes the missing chunks in that many
+    processes forked from this one, one thread each (CPU only: never fork a process that holds a GPU
+    context); a chunk depends only on its bounds, so the zoo is the same.
     """
     if chunk_size <= 0:
         raise ValueError(f"chunk_size must be positive; got {chunk_size}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
     folder = chunk_dir(name, config, root)
-    parts: list[dict[str, Tensor]] = []
     bounds = [(s, min(s + chunk_size, n_total)) for s in range(0, n_total, chunk_size)]
-    for c, (start, stop) in enumerate(progress(bounds, desc=desc or name)):
+    parts: dict[int, dict[str, Tensor]] = {}
+    for c, (start, stop) in enumerate(bounds):
         path = folder / f"chunk_{c:05d}_{start}_{stop}.pt"
-        part = None
         if persist and path.exists():
             try:
-                part = load_checked(path)
+                parts[c] = load_checked(path)
                 log.info("zoo chunk %s loaded", path)
             except Exception as exc:  # corrupt or truncated: redo it
                 log.warning("zoo chunk %s unreadable (%s); recomputing", path, exc)
-        if part is None:
-            part = make_chunk(start, stop)
-            if persist:
-                save_checked(path, part)
-        parts.append(part)
-    return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
+    todo = [c for c in range(len(bounds)) if c not in parts]
+    label = desc or name
+    for c, part in _computed(make_chunk, [bounds[c] for c in todo], todo, workers, label):
+        start, stop = bounds[c]
+        if persist:
+            save_checked(folder / f"chunk_{c:05d}_{start}_{stop}.pt", part)
+        parts[c] = part
+    return {k: torch.cat([parts[c][k] for c in range(len(bounds))]) for k in parts[0]}
+
+
+#: the chunk function the forked workers of :func:`_computed` call (set in the parent just before forking)
+_MAKE_CHUNK: Callable[[int, int], dict[str, Tensor]] | None = None
+
+
+def _chunk_in_worker(bounds: tuple[int, int]) -> dict[str, Tensor]:
+    if _MAKE_CHUNK is None:
+        raise RuntimeError("_chunk_in_worker runs in a worker forked by generate_chunked")
+    return _MAKE_CHUNK(*bounds)
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _computed(
+    make_chunk: Callable[[int, int], dict[str, Tensor]],
+    bounds: list[tuple[int, int]],
+    ids: list[int],
+    workers: int,
+    desc: str,
+) -> Iterator[tuple[int, dict[str, Tensor]]]:
+    """``(id, make_chunk(*b))`` for every chunk, in order: here, or in ``workers`` forked processes."""
+    if workers <= 1 or len(bounds) <= 1:
+        for c, b in zip(ids, progress(bounds, desc=desc)):
+            yield c, make_chunk(*b)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _MAKE_CHUNK
+    _MAKE_CHUNK = make_chunk
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(workers, len(bounds)), mp_context=ctx, initializer=_one_thread) as pool:
+            futures = [pool.submit(_chunk_in_worker, b) for b in bounds]
+            for c, f in zip(ids, progress(futures, desc=f"{desc} ({workers} workers)")):
+                yield c, f.result()
+    finally:
+        _MAKE_CHUNK = None
 
 
 def cached_zoo(

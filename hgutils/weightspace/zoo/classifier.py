@@ -289,6 +289,7 @@ def classifier_zoo(
     data_dir: str | None = None,
     cache: bool = True,
     cache_root: str | Path | None = None,
+    workers: int = 1,
     **overrides: Any,
 ) -> Zoo:
     """A zoo of small classifiers on ``dataset`` trained with sampled hyperparameters.
@@ -298,7 +299,8 @@ def classifier_zoo(
     halves of those images, :func:`split_test_halves`), ``train_acc``, ``final_loss``, and the sampled
     hyperparameters ``lr``, ``l2``, ``dropout``, ``init_std``, ``train_fraction``,
     ``activation``/``optimizer``/``w_init`` (indices into the ``info`` lists of the same names).
-    Networks with the same (activation, optimizer) train together as one stacked batch.
+    Networks with the same (activation, optimizer) train together as one stacked batch. ``workers``:
+    processes that fit the chunks side by side, as in :func:`~hgutils.weightspace.zoo.inr.inr_image_zoo`.
     """
     from hgutils.data.images import IMAGE_DATASETS
 
@@ -414,6 +416,7 @@ def classifier_zoo(
             root=cache_root,
             desc=f"classifier zoo {dataset}",
             persist=cache,
+            workers=workers,
         )
 
     out = cached_zoo("classifier_zoo", key, build, cache_root, cache)

@@ -84,6 +84,7 @@ def inr_image_zoo(
     cache: bool = True,
     cache_root: str | Path | None = None,
     device: str | torch.device = "cpu",
+    workers: int = 1,
     **overrides: Any,
 ) -> Zoo:
     """A zoo of SIREN INRs, one per image of ``dataset``, with ``T`` snapshots of each fit.
@@ -103,6 +104,9 @@ def inr_image_zoo(
     device
         Where to train (``"cuda"`` for paper scale); the zoo is returned on the CPU. The device type
         is part of the cache key (GPU arithmetic differs in the last bits).
+    workers
+        Processes that fit the zoo's chunks side by side (one thread each; CPU only, else 1):
+        the zoo is the same for every value, which is not part of the cache key.
     """
     from hgutils.data.images import IMAGE_DATASETS
 
@@ -149,6 +153,7 @@ def inr_image_zoo(
             root=cache_root,
             desc=f"INR zoo {dataset}",
             persist=cache,
+            workers=workers if dev.type == "cpu" else 1,
         )
 
     out = cached_zoo("inr_zoo", key, build, cache_root, cache)

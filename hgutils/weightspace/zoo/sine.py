@@ -61,13 +61,14 @@ def sine_zoo(
     cache: bool = True,
     cache_root: str | Path | None = None,
     device: str | torch.device = "cpu",
+    workers: int = 1,
     **overrides: Any,
 ) -> Zoo:
     """A zoo of SIRENs fitting :math:`a \\sin(b x)`; ``meta["target"] = (a, b)`` ``[N, 2]``.
 
     Also in ``meta``: ``final_loss``, ``stopped_at``. ``a`` and ``b`` of network ``i`` are drawn from a
     generator seeded with the network's seed, so they do not depend on the chunking. ``device``
-    as in :func:`inr_image_zoo`.
+    and ``workers`` as in :func:`inr_image_zoo`.
     """
     cfg = config if config is not None else SineZooConfig.from_scale(scale, **overrides)
     sched = snapshot_schedule(cfg.steps, cfg.T, cfg.schedule)
@@ -116,7 +117,15 @@ def sine_zoo(
 
     def build() -> dict[str, Tensor]:
         return generate_chunked(
-            "sine_zoo", key, cfg.n_nets, cfg.chunk_size, chunk, root=cache_root, desc="sine zoo", persist=cache
+            "sine_zoo",
+            key,
+            cfg.n_nets,
+            cfg.chunk_size,
+            chunk,
+            root=cache_root,
+            desc="sine zoo",
+            persist=cache,
+            workers=workers if torch.device(device).type == "cpu" else 1,
         )
 
     out = cached_zoo("sine_zoo", key, build, cache_root, cache)
