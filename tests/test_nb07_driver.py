@@ -50,6 +50,10 @@ def test_gth_overrides_win_and_unknown_fields_are_refused():
     assert ex.CONFIG.from_scale("smoke").gth_kwargs()["dim"] == ex.CONFIG.gth_dim
     with pytest.raises(ValueError, match="not GTHGMNConfig fields"):
         ex.CONFIG.from_scale("smoke", gth_overrides=(("dims", 32),))
+    large = ex.CONFIG.from_scale("smoke", gth_size="large", gth_overrides=(("heads", 2),)).gth_kwargs()
+    assert large["dim"] == 32 and large["n_attn_layers"] == 2 and large["heads"] == 2  # the overrides win
+    with pytest.raises(ValueError, match="gth_size"):
+        ex.CONFIG.from_scale("smoke", gth_size="huge")
     with pytest.raises(ValueError, match="leave INRs to read"):
         ex.CONFIG.from_scale("smoke", n_inrs=6, n_train=4, n_val=2)
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from hgutils.data.images import IMAGE_DATASETS
 from hgutils.presets import Preset
 from hgutils.weightspace.metanets.gth_gmn import CITATION
+from hgutils.weightspace.metanets.gth_gmn.config import SIZES
 
 PAPER_SOURCE = f"{CITATION}, embedding figure"
 
@@ -44,9 +45,11 @@ class TrainingGeometryConfig(Preset):
     inr_steps: int = 200  # Adam steps per INR
     inr_lr: float = 5e-4  # their Adam learning rate (the DWSNets/NFN INR protocol)
     gth_dim: int = 16  # GTH-GMN node-state dim (01's default)
-    #: GTHGMNConfig fields applied on top of ``gth_dim`` and the refinement settings: set to notebook 01's
-    #: chosen configuration (its size: ``dim``, ``n_attn_layers``, ``heads``, ``head_dim``, ...). Empty:
-    #: today's default GTH-GMN. The encoder here is trained by reconstruction only, whatever protocol 01 chose.
+    #: GTH-GMN's size (:data:`~hgutils.weightspace.metanets.gth_gmn.config.SIZES`): notebook 01's choice on its
+    #: validation split at the same scale (its ``gth_selection_mnist.csv``; a test holds the two together). The
+    #: encoder here is trained by reconstruction only, whatever protocol 01 chose.
+    gth_size: str = "default"
+    #: further GTHGMNConfig fields, applied last (they win over ``gth_dim``, ``gth_size`` and the refinement)
     gth_overrides: tuple[tuple[str, Any], ...] = ()
     refine_steps: int = 3  # stage-2 Riemannian refinement steps per snapshot when a network is read
     refine_lr: float = 0.3  # stage-2 step size
@@ -74,7 +77,7 @@ class TrainingGeometryConfig(Preset):
         "lr": (0.0, None),
         "min_loss_drop": (0.0, 1.0),
     }
-    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"dataset": IMAGE_DATASETS}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"dataset": IMAGE_DATASETS, "gth_size": tuple(SIZES)}
     #: wall minutes on 2 CPU cores, one thread. smoke: measured (nbval, 12 s). medium: measured
     #: (``reproduce --scale medium --only 07 --jobs 1``, 1,350 s, with a test run on the other core; the
     #: estimate from per-epoch costs was 25.5)
@@ -133,10 +136,10 @@ class TrainingGeometryConfig(Preset):
         return self.n_inrs - self.n_train - self.n_val
 
     def gth_kwargs(self) -> dict[str, Any]:
-        """GTHGMNConfig keyword arguments: ``dim``, the refinement and ``compile`` settings, then
-        ``gth_overrides`` (which win)."""
+        """GTHGMNConfig keyword arguments: ``dim``, the refinement and ``compile`` settings, then the
+        sizes of ``gth_size``, then ``gth_overrides`` (which win)."""
         base = {"dim": self.gth_dim, "refine_steps": self.refine_steps, "refine_lr": self.refine_lr}
-        return base | {"compile": self.compile} | dict(self.gth_overrides)
+        return base | {"compile": self.compile} | SIZES[self.gth_size] | dict(self.gth_overrides)
 
 
 CONFIG = TrainingGeometryConfig
