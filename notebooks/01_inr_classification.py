@@ -138,23 +138,26 @@ minutes["zoos"] = (time.time() - t0) / 60
 # through the one training loop, to convergence: an epoch cap (`epochs`) that early stopping on the
 # validation accuracy should end before (`patience` epochs without improvement). A run that reaches the cap
 # is marked *capped*, and a claim resting on one says so. The baselines with a reference training script
-# train with their authors' optimiser settings on the shared batch and cap (`recipe` column: GMN as Neural
-# Graphs — AdamW 10⁻³, weight decay 5·10⁻⁴, AMSGrad, 1,000 warmup steps, clip 10, dropout 0.2; DWSNet as
-# DWSNets — AdamW 5·10⁻³, weight decay 5·10⁻⁴, AMSGrad; StatNN as NFN's StatNet — Adam 10⁻³); every other
-# model's learning rate is chosen from a small grid on the validation split first (first seed, a shorter
-# run; cached). GTH-GMN's ablations run on the first `ablation_seeds` seeds, the side variants on the first
-# seed. The two message-passing baselines (DWSNet, GMN: about one CPU-minute per epoch each on 2,400 training
-# INRs) run on the first `slow_seeds` seeds under their own epoch cap (`epoch_caps`) when the preset cannot
-# afford more; at medium that is one seed and 15 epochs, so their rows may be *capped* and a claim that
-# picks one of them as the best baseline has no standard error on its side. With `workers` > 1 the (model, seed) runs are fitted side by side in that many one-thread processes.
+# train with their authors' optimiser settings at their reference batch size where the training split holds
+# that many INRs (`recipe` column: GMN as Neural Graphs — AdamW 10⁻³, weight decay 5·10⁻⁴, AMSGrad, 1,000
+# warmup steps, clip 10, dropout 0.2, batch 128; DWSNet as DWSNets — AdamW 5·10⁻³, weight decay 5·10⁻⁴,
+# AMSGrad, batch 512; StatNN as NFN's StatNet — Adam 10⁻³), with their weight-space augmentations on;
+# every other model's learning rate is chosen from a small grid on the validation split first (first seed,
+# a shorter run; cached). GTH-GMN's ablations run on the first `ablation_seeds` seeds, the side variants on
+# the first seed. The two message-passing baselines (DWSNet, GMN: about 54 and 18 CPU-seconds per epoch on
+# 2,400 training INRs) run on the first `slow_seeds` seeds under their own epoch cap (`epoch_caps`) when the
+# preset cannot afford more; at medium that is one seed and 25 epochs, so their rows may be *capped* and a
+# claim that picks one of them as the best baseline has no standard error on its side. With `workers` > 1
+# the (model, seed) runs are fitted side by side in that many one-thread processes.
 #
 # **Inputs.** The baselines read every parameter entry standardised per snapshot with the training INRs'
-# mean and std (DWSNets' pipeline); GTH-GMN reads the trained weights (its decoder reconstructs them).
-# Snapshots identical across a zoo are dropped.
+# mean and std (DWSNets' pipeline), except GMN, which standardises inside the model as Neural Graphs does
+# (one mean and std per weight and per bias tensor, from the training INRs); GTH-GMN reads the trained
+# weights (its decoder reconstructs them). Snapshots identical across a zoo are dropped.
 #
 # **The learnability gate.** A run *trained* when its training loss on a fixed probe set fell by at least
-# `min_loss_drop` and its training accuracy beats chance by `min_accuracy_gain`; GTH-GMN must pass it in both
-# stages (reconstruction, then the head).
+# `min_loss_drop` and its training accuracy beats chance by `min_accuracy_gain`; a two-stage GTH-GMN must pass
+# it in both stages (reconstruction, then the head).
 #
 # **GTH-GMN's configuration, chosen on validation.** Before each zoo's comparison, GTH-GMN's training protocol,
 # size and learning rate are chosen on the first seed's validation split from a declared grid
