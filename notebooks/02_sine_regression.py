@@ -114,11 +114,13 @@ print(f"final fit MSE: median {fl.median():.2e}, 90th percentile {fl.quantile(0.
 #
 # **Protocol shared with notebooks 01 and 03** (`hgutils.weightspace.comparison`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
-# dropped); the same epoch cap with early stopping on the validation loss through the one training
+# dropped), except GMN, which standardises inside the model per weight and bias tensor as Neural Graphs
+# does; the same epoch cap with early stopping on the validation loss through the one training
 # loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; `epoch_caps`
 # lowers the cap for a model the preset cannot afford to train longer, and the table shows it); each
-# baseline with its authors' optimiser settings (`recipe` column: DWSNet as DWSNets' self-supervised
-# trainer — AdamW 5·10⁻³, weight decay 5·10⁻⁴, AMSGrad; GMN as Neural Graphs; StatNN as NFN's StatNet),
+# baseline with its authors' optimiser settings, batch size (where the training split holds it) and
+# weight-space augmentations (`recipe` column: DWSNet as DWSNets' self-supervised trainer — AdamW 5·10⁻³,
+# weight decay 5·10⁻⁴, AMSGrad, batch 512; GMN as Neural Graphs, batch 128; StatNN as NFN's StatNet),
 # the other models with a learning rate chosen from a small grid on the validation split; and the
 # learnability gate —
 # a model whose training loss never left its plateau is reported, and any claim that uses it reads
