@@ -141,6 +141,9 @@ print("split sizes:", splits.sizes())
 # The table lists every cell's validation score, steps, whether it hit its budget and its CPU seconds; the
 # chosen configuration trains every seed and is the base of every GTH-GMN ablation. The test labels never
 # enter the choice.
+# A cell that did not pass the learnability gate is never chosen over one that did (its validation score is
+# noise around chance); when no cell did, the declared first cell (`two_stage`, `default`, the first learning
+# rate: the paper's reading at today's size) is kept, and the line under the table says so.
 
 # %% tags=[]
 selection = gsel.select_for(cfg, zoo, "accuracy", acc, 1, splits, seeds, device)

@@ -150,6 +150,34 @@ def test_a_cell_outside_select_gth_is_refused():
         gs._train_cell(("joint", "default", 1e-3))
 
 
+def _row(protocol, val, trained):
+    return {"protocol": protocol, "size": "default", "lr": 1e-3, "val_score": val, "trained": trained}
+
+
+def test_an_untrained_cell_never_beats_a_trained_one():
+    rows = [_row("two_stage", 0.11, True), _row("finetune", 0.40, False), _row("joint", 0.20, True)]
+    best, reason = gs.choose(rows)
+    assert best == 2 and "2 of 3 cells that trained" in reason
+    rows[0]["val_score"] = 0.20  # a tie among the trained: the earliest cell
+    assert gs.choose(rows)[0] == 0
+
+
+def test_no_trained_cell_keeps_the_declared_first_cell():
+    rows = [_row("two_stage", 0.11, False), _row("joint", 0.133, False), _row("finetune", float("-inf"), True)]
+    best, reason = gs.choose(rows)
+    assert best == 0 and "no cell passed the learnability gate" in reason and "two_stage" in reason
+    with pytest.raises(ValueError, match="nothing to choose"):
+        gs.choose([])
+
+
+def test_the_choice_reads_the_cached_rows_through_the_rule(tmp_path):
+    labels = make_zoo(40, 2).meta["label"]
+    sel, _ = _select(labels, tmp_path)
+    rows = sel.table.drop(columns=["chosen"]).to_dict("records")
+    assert sel.table["chosen"].tolist() == [i == gs.choose(rows)[0] for i in range(len(rows))]
+    assert sel.reason and sel.reason in sel.summary()
+
+
 def test_a_cache_hit_returns_the_same_table_without_training(tmp_path, monkeypatch):
     labels = make_zoo(40, 2).meta["label"]
     first, _ = _select(labels, tmp_path)

@@ -10,7 +10,9 @@ split, and the cell with the best **validation** score is chosen (:func:`select_
 .. math:: (p^*, s^*, \eta^*) = \arg\max_{(p, s, \eta)\ \in\ \text{grid}} \mathrm{score}_{\mathrm{val}}(p, s, \eta)
 
 with ties going to the earliest cell in the declared order (protocols as listed, then sizes -- the
-smaller first --, then learning rates). The score is the task's validation metric: accuracy
+smaller first --, then learning rates), over the cells that passed the learnability gate (an untrained
+cell's score is noise around chance); when none did, the declared first cell is kept (:func:`choose`).
+The score is the task's validation metric: accuracy
 (classification), Kendall :math:`\tau` (accuracy prediction), :math:`-\mathrm{MSE}` (regression), and for
 the InfoNCE encoders :math:`-\mathrm{MSE}` of the linear probe fitted on the training networks and
 scored on the validation ones. The test labels never enter: before anything runs they are replaced by
@@ -45,7 +47,7 @@ from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 from hgutils.weightspace.tasks import TrainConfig, fit, frozen_probe_components, linear_probe, probe_features
 
-__all__ = ["Selection", "SelectionGrid", "grid_of", "select_for", "select_gth", "validation_score"]
+__all__ = ["Selection", "SelectionGrid", "choose", "grid_of", "select_for", "select_gth", "validation_score"]
 
 #: bump when the table's columns or the selection rule change (the code hash covers the training code)
 _VERSION = 1
@@ -95,6 +97,7 @@ class Selection:
     grid: SelectionGrid
     metric: str
     caption: str = ""
+    reason: str = ""  # why the chosen cell was chosen (:func:`choose`)
 
     def chosen(self) -> dict[str, Any]:
         """The chosen row as a dict."""
@@ -118,7 +121,7 @@ class Selection:
         r = self.chosen()
         return (
             f"chosen: protocol {r['protocol']}, size {r['size']}, lr {r['lr']:g} "
-            f"(validation {self.metric} {r['val_score']:.4f}; {len(self.table)} cells)"
+            f"(validation {self.metric} {r['val_score']:.4f}; {len(self.table)} cells): {self.reason}"
         )
 
 
@@ -294,23 +297,38 @@ def select_gth(
                 results = [_train_cell(cell) for cell in grid.cells()]
         finally:
             _CELL_CONTEXT = None
-        rows = [row for row, _ in results]
-        metric = results[-1][1]
-        scores = [r["val_score"] for r in rows]
-        best = int(np.argmax(scores))  # first maximum: the earliest cell in the declared order wins ties
-        for i, r in enumerate(rows):
-            r["chosen"] = i == best
-        return {"rows": rows, "metric": metric}
+        return {"rows": [row for row, _ in results], "metric": results[-1][1]}
 
     out = cached("gth_selection", key, run, root=cache_root) if cache else run()
+    best, reason = choose(out["rows"])
+    rows = [{**r, "chosen": i == best} for i, r in enumerate(out["rows"])]
     budget = f"{grid.steps} optimiser steps per cell" if grid.steps else "the final runs' budget"
     caption = (
         f"GTH-GMN selection grid: {len(out['rows'])} cells (protocol x size x lr) on the split of seed {seed} "
         f"(the first), each run for {budget} (the final runs: {cfg.steps or cfg.epochs} "
         f"{'steps' if cfg.steps else 'epochs'}); chosen by validation {out['metric']} alone (test labels masked, "
-        "never scored); ties: the earliest cell in the declared order"
+        "never scored); ties: the earliest cell in the declared order; a cell that did not pass the learnability "
+        "gate is never chosen over one that did"
     )
-    return Selection(pd.DataFrame(out["rows"]), grid, out["metric"], caption)
+    return Selection(pd.DataFrame(rows), grid, out["metric"], caption, reason)
+
+
+def choose(rows: list[dict[str, Any]]) -> tuple[int, str]:
+    """The chosen cell of a grid's ``rows`` (in the declared order) and why: the best validation score
+    among the cells that passed the learnability gate (``trained``), the earliest on ties. When no cell
+    trained, no validation score says more than its noise, and the declared first cell (the paper's
+    literal reading at today's size, in the presets' order) is kept."""
+    if not rows:
+        raise ValueError("a grid without cells has nothing to choose from")
+    trained = [i for i, r in enumerate(rows) if r["trained"] and np.isfinite(r["val_score"])]
+    if not trained:
+        r = rows[0]
+        return 0, (
+            f"no cell passed the learnability gate within the grid's budget: the declared first cell "
+            f"({r['protocol']}, {r['size']}, lr {r['lr']:g}) is kept, not the best of {len(rows)} untrained scores"
+        )
+    best = max(trained, key=lambda i: (rows[i]["val_score"], -i))  # ties: the earliest cell
+    return best, f"the best validation score of the {len(trained)} of {len(rows)} cells that trained"
 
 
 def select_for(
