@@ -140,9 +140,9 @@ class INRClassificationConfig(ComparisonSettings):
             # (stage-2 refinement included). Measured (2026-12-03, this zoo, eager): 5,736 CPU-s in all, 51 min
             # of wall time; per cell two_stage 360 / 730 CPU-s (default / large), finetune 310 / 890, joint 142 /
             # 435; no cell passed the learnability gate at 300 steps (validation accuracy 10.0-13.3 %, chance
-            # 10 %), so the declared first cell is kept. With the grid the notebook runs ~2 h, over the 90-minute
-            # budget. A probe with compile=True (cold cache) had not finished 40 steps per cell after 11 min; a
-            # cold compile of one training step alone measured 118 s (default) and 231 s (large)
+            # 10 %), so the declared first cell is kept. With the grid the notebook would run ~2 h (estimated),
+            # over the 90-minute budget. A probe with compile=True (cold cache) had not finished 40 steps per cell
+            # after 11 min; a cold compile of one training step alone measured 118 s (default) and 231 s (large)
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 160,
