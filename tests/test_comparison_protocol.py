@@ -154,6 +154,26 @@ def test_run_comparison_searches_one_learning_rate_per_family_and_reports_gates(
         cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], lr_grid=(0.0,))
 
 
+def test_a_diverging_learning_rate_loses_the_search_instead_of_ending_it(tmp_path, monkeypatch):
+    import hgutils.weightspace.tasks as tasks
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=40, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
+    real = tasks.fit
+
+    def diverge_at_high_lr(model, data, target, tr, va, te, cfg, *a, **k):
+        if cfg.lr > 1e-3:
+            raise FloatingPointError("non-finite loss: {'task': nan}")
+        return real(model, data, target, tr, va, te, cfg, *a, **k)
+
+    monkeypatch.setattr(tasks, "fit", diverge_at_high_lr)
+    kw = dict(train_cfg=TrainConfig(steps=20, batch_size=10, patience=1000), lr_grid=(1e-4, 3e-3), lr_search_steps=10)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
+    assert run.lr_search["FlatMLP"][3e-3] == float("-inf") and set(run.table["lr"]) == {1e-4}
+
+
 def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_budget(tmp_path, monkeypatch):
     from hgutils.weightspace.metanets import recipe_for
 

@@ -178,6 +178,22 @@ def test_the_choice_reads_the_cached_rows_through_the_rule(tmp_path):
     assert sel.reason and sel.reason in sel.summary()
 
 
+def test_a_diverging_cell_is_recorded_and_never_chosen(tmp_path, monkeypatch):
+    real = gs.fit
+
+    def diverge_at_high_lr(model, data, target, tr, va, te, cfg, *a, **k):
+        if cfg.lr > 5e-3:
+            raise FloatingPointError("non-finite loss: {'task': nan}")
+        return real(model, data, target, tr, va, te, cfg, *a, **k)
+
+    monkeypatch.setattr(gs, "fit", diverge_at_high_lr)
+    sel, _ = _select(make_zoo(40, 2).meta["label"], tmp_path, cache=False)
+    bad = sel.table[sel.table["lr"] > 5e-3]
+    assert len(bad) == 2 and (bad["val_score"] == float("-inf")).all() and not bad["trained"].any()
+    assert bad["stopped"].str.startswith("diverged (non-finite loss)").all() and not bad["chosen"].any()
+    assert sel.metric == "accuracy"
+
+
 def test_a_cache_hit_returns_the_same_table_without_training(tmp_path, monkeypatch):
     labels = make_zoo(40, 2).meta["label"]
     first, _ = _select(labels, tmp_path)

@@ -133,10 +133,20 @@ def grid_of(settings: Any) -> SelectionGrid:
     return SelectionGrid(tuple(settings.gth_protocols), tuple(settings.gth_sizes), lrs, settings.select_steps)
 
 
+#: the validation metric of each task (higher is better; :func:`validation_score`)
+METRICS: dict[str, str] = {
+    "infonce": "probe MSE (negated)",
+    "classification": "accuracy",
+    "accuracy": "Kendall tau",
+    "regression": "MSE (negated)",
+}
+
+
 def validation_score(model: Any, data: Any, target: Tensor | None, splits: Any, fr: Any) -> tuple[str, float]:
     """``(metric name, score)``, higher is better, of one fitted cell on the validation networks (module
     docstring); for InfoNCE the linear probe fitted on the training networks' probe features."""
     task = model.task
+    name = METRICS.get(task, METRICS["regression"])
     if task == "infonce":
         if target is None:
             raise ValueError("selecting an InfoNCE encoder needs the probe targets of the training/val networks")
@@ -144,13 +154,13 @@ def validation_score(model: Any, data: Any, target: Tensor | None, splits: Any, 
         two = model.cfg.protocol == "two_stage"
         k = frozen_probe_components(model, len(tr), target) if two else None
         xt, xv = probe_features(model, data, tr), probe_features(model, data, va)
-        return "probe MSE (negated)", -linear_probe(xt, target[tr], xv, target[va], components=k)["mse"]
+        return name, -linear_probe(xt, target[tr], xv, target[va], components=k)["mse"]
     val = fr.metrics.get("val", {})
     if task == "classification":
-        return "accuracy", float(val.get("accuracy", float("nan")))
+        return name, float(val.get("accuracy", float("nan")))
     if task == "accuracy":
-        return "Kendall tau", float(val.get("kendall_tau", float("nan")))
-    return "MSE (negated)", -float(val.get("mse", float("nan")))
+        return name, float(val.get("kendall_tau", float("nan")))
+    return name, -float(val.get("mse", float("nan")))
 
 
 def _masked_target(target: Tensor | None, splits: Any) -> Tensor | None:
@@ -218,7 +228,10 @@ def _train_cell(cell: tuple[str, str, float]) -> tuple[dict[str, Any], str]:
         ccfg = replace(ccfg, steps=ctx.grid.steps)
     c0 = time.process_time()
     desc = f"GTH-GMN {protocol}/{size} lr={lr:g}"
-    fr = fit(model, data, ctx.target, splits.train, splits.val, None, ccfg, desc, ctx.gate)
+    try:
+        fr = fit(model, data, ctx.target, splits.train, splits.val, None, ccfg, desc, ctx.gate)
+    except FloatingPointError as exc:  # a learning rate the cell cannot take: a grid outcome, not a failure
+        return _diverged_row(cell, str(exc), time.process_time() - c0), METRICS.get(runner.task, METRICS["regression"])
     metric, score = validation_score(model, data, ctx.target, splits, fr)
     row = {
         "protocol": protocol,
@@ -235,6 +248,25 @@ def _train_cell(cell: tuple[str, str, float]) -> tuple[dict[str, Any], str]:
         "cpu_seconds": time.process_time() - c0,
     }
     return row, metric
+
+
+def _diverged_row(cell: tuple[str, str, float], why: str, cpu_seconds: float) -> dict[str, Any]:
+    """The table row of a cell whose training loss went non-finite: never chosen (score ``-inf``, not trained)."""
+    protocol, size, lr = cell
+    return {
+        "protocol": protocol,
+        "size": size,
+        "lr": lr,
+        "val_score": float("-inf"),
+        "best_epoch": -1,
+        "epochs_run": 0,
+        "steps": 0,
+        "pretrain_steps": 0,
+        "capped": False,
+        "stopped": f"diverged ({why.split(':', 1)[0]})",
+        "trained": False,
+        "cpu_seconds": cpu_seconds,
+    }
 
 
 def select_gth(

@@ -954,7 +954,8 @@ class _Runner:
         return cached("lr_search", key, run)
 
     def search_one(self, name: str, seed: int, lr: float, search_steps: int | None) -> float:
-        """Best validation score of one learning-rate trial (``-inf`` when it never produced one)."""
+        """Best validation score of one learning-rate trial (``-inf`` when it never produced one, or its
+        training loss went non-finite: a rate the model cannot take loses the search, it does not end it)."""
         from hgutils.weightspace.tasks import fit
 
         seed_everything(seed)
@@ -964,7 +965,10 @@ class _Runner:
             cfg = replace(cfg, steps=search_steps)
         sp = self.splits
         data = self.data_of(model, name)
-        fr = fit(model, data, self.target, sp.train, sp.val, None, cfg, desc=f"{name} lr={lr:g}", gate=self.gate)
+        try:
+            fr = fit(model, data, self.target, sp.train, sp.val, None, cfg, desc=f"{name} lr={lr:g}", gate=self.gate)
+        except FloatingPointError:
+            return float("-inf")
         return float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
 
     def _in_workers(self, fn: Any, items: Sequence[Any], workers: int, desc: str | None = None) -> list[Any]:
