@@ -374,7 +374,7 @@ class MetaNetTask(TrainTask):
         terms, weights = self._terms(b, progress)
         loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss: { {k: float(v) for k, v in terms.items()} }")
+            raise FloatingPointError(f"non-finite loss: { {k: float(v.detach()) for k, v in terms.items()} }")
         self.opt_e.zero_grad(set_to_none=True)
         if self.opt_r is not None:
             self.opt_r.zero_grad(set_to_none=True)
