@@ -374,7 +374,7 @@ class MetaNetTask(TrainTask):
         terms, weights = self._terms(b, progress)
         loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss: { {k: float(v.detach()) for k, v in terms.items()} }")
+            raise FloatingPointError(f"non-finite loss: { {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()} }")
         self.opt_e.zero_grad(set_to_none=True)
         if self.opt_r is not None:
             self.opt_r.zero_grad(set_to_none=True)
@@ -386,7 +386,7 @@ class MetaNetTask(TrainTask):
             self.warmup.step()
         if self.opt_r is not None and self._riemannian_now():
             self.opt_r.step()
-        out = {k: float(v.detach()) for k, v in terms.items()}
+        out = {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()}
         out["loss"] = float(loss.detach())
         return out
 
