@@ -374,7 +374,8 @@ class MetaNetTask(TrainTask):
         terms, weights = self._terms(b, progress)
         loss = sum(weights.get(k, 0.0) * v for k, v in terms.items())
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss: { {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()} }")
+            values = {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()}
+            raise FloatingPointError(f"non-finite loss: {values}")
         self.opt_e.zero_grad(set_to_none=True)
         if self.opt_r is not None:
             self.opt_r.zero_grad(set_to_none=True)
