@@ -145,11 +145,6 @@ def test_forked_workers_give_the_table_one_process_gives(tmp_path):
     pd.testing.assert_frame_equal(one.table[cols], two.table[cols])
 
 
-def test_a_cell_outside_select_gth_is_refused():
-    with pytest.raises(RuntimeError, match="inside select_gth"):
-        gs._train_cell(("joint", "default", 1e-3))
-
-
 def _row(protocol, val, trained):
     return {"protocol": protocol, "size": "default", "lr": 1e-3, "val_score": val, "trained": trained}
 

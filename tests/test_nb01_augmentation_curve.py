@@ -14,7 +14,6 @@ import torch
 from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
-from hgutils.experiments.nb01_inr_classification import curve as curve_module
 from hgutils.verdicts import HOLDS, INCONCLUSIVE
 from hgutils.weightspace.comparison import Splits
 from hgutils.weightspace.tasks import TrainConfig
@@ -55,8 +54,6 @@ def test_forked_curve_cells_give_the_curve_one_process_gives():
     one = ex.learning_curve(*args, train_cfg=cfg, both_ways=True)
     two = ex.learning_curve(*args, train_cfg=cfg, both_ways=True, workers=2)
     pd.testing.assert_frame_equal(one, two)
-    with pytest.raises(RuntimeError, match="inside learning_curve"):
-        curve_module._curve_cell((8, None, None))
 
 
 def test_above_chance_is_the_two_se_rule_over_test_inrs_and_needs_the_gate():

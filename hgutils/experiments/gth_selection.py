@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from hgutils.parallel import forked_map
 from hgutils.repro import cached, seed_everything
 from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
@@ -196,7 +197,7 @@ def _code_fingerprint() -> str:
 
 @dataclass(frozen=True)
 class _CellContext:
-    """What every grid cell reads: set by :func:`select_gth` before its cells run (here or in forked workers)."""
+    """What every grid cell reads (:func:`select_gth` hands it to each cell, here or in forked workers)."""
 
     runner: Any
     grid: SelectionGrid
@@ -207,15 +208,9 @@ class _CellContext:
     gate: Any
 
 
-_CELL_CONTEXT: _CellContext | None = None
-
-
-def _train_cell(cell: tuple[str, str, float]) -> tuple[dict[str, Any], str]:
+def _train_cell(ctx: _CellContext, cell: tuple[str, str, float]) -> tuple[dict[str, Any], str]:
     """Train one ``(protocol, size, lr)`` cell from the seed up; returns its table row and the metric's name.
     Every cell seeds itself, so the table does not depend on how many workers ran it."""
-    ctx = _CELL_CONTEXT
-    if ctx is None:
-        raise RuntimeError("_train_cell runs inside select_gth (no grid context was set)")
     protocol, size, lr = cell
     runner, splits = ctx.runner, ctx.runner.splits
     seed_everything(ctx.seed)
@@ -320,15 +315,8 @@ def select_gth(
     }
 
     def run() -> dict[str, Any]:
-        global _CELL_CONTEXT
-        _CELL_CONTEXT = _CellContext(runner, grid, base, cfg, masked, seed, gate)
-        try:
-            if workers > 1 and len(grid.cells()) > 1:
-                results = runner._in_workers(_train_cell, grid.cells(), workers, f"GTH-GMN grid ({workers} workers)")
-            else:
-                results = [_train_cell(cell) for cell in grid.cells()]
-        finally:
-            _CELL_CONTEXT = None
+        ctx = _CellContext(runner, grid, base, cfg, masked, seed, gate)
+        results = list(forked_map(lambda cell: _train_cell(ctx, cell), grid.cells(), workers, "GTH-GMN grid"))
         return {"rows": [row for row, _ in results], "metric": results[-1][1]}
 
     out = cached("gth_selection", key, run, root=cache_root) if cache else run()

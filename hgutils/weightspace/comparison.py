@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from hgutils.parallel import forked_map
 from hgutils.presets import Preset
 from hgutils.repro import progress, seed_everything
 from hgutils.verdicts import Difference, compare_seeds
@@ -717,9 +718,6 @@ def _check_augment(augment: Sequence[str]) -> tuple[str, ...]:
 #: GTH-GMN settings that act after stage 1: variants differing only in these share their stage 1
 _STAGE2_KEYS = frozenset({"refine_lr_scale", "refine_steps", "refine_lr"})
 
-#: the runner the forked workers of :meth:`_Runner.fit_all` read (set in the parent just before forking)
-_FORKED_RUNNER: _Runner | None = None
-
 
 def _stage1_groups(runs: Sequence[tuple[str, int, float, bool]]) -> list[list[tuple[str, int, float, bool]]]:
     """``runs`` grouped so that runs which can share a stage 1 (same base, snapshots, seed and
@@ -732,25 +730,10 @@ def _stage1_groups(runs: Sequence[tuple[str, int, float, bool]]) -> list[list[tu
     return list(groups.values())
 
 
-def _worker_init() -> None:
-    torch.set_num_threads(1)
-    import os
-
-    os.environ["HGUTILS_PROGRESS"] = "0"
-
-
-def _search_one(trial: tuple[str, int, float, int | None]) -> float:
-    """One learning-rate trial in a forked worker (:meth:`_Runner.search_lr`)."""
-    if _FORKED_RUNNER is None:
-        raise RuntimeError("_search_one runs in a worker forked by _Runner._in_workers (no runner was handed over)")
-    return _FORKED_RUNNER.search_one(*trial)
-
-
-def _fit_group(group: list[tuple[str, int, float, bool]]) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
-    """Fit one group of runs in a forked worker; returns each run's row, curves and kept outputs."""
-    runner = _FORKED_RUNNER
-    if runner is None:
-        raise RuntimeError("_fit_group runs in a worker forked by _Runner.fit_all (no runner was handed over)")
+def _fit_group(
+    runner: _Runner, group: list[tuple[str, int, float, bool]]
+) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
+    """Fit one group of runs (in a forked worker); returns each run's row, curves and kept outputs."""
     out = []
     for name, seed, lr, keep in group:
         row = runner.fit_one(name, seed, lr, keep_outputs=keep)
@@ -935,7 +918,7 @@ class _Runner:
             if workers <= 1 or len(tries) <= 1:
                 return dict(zip([t[2] for t in tries], [self.search_one(*t) for t in tries]))
             self.data_of(self.build(name), name)
-            return dict(zip([t[2] for t in tries], self._in_workers(_search_one, tries, workers)))
+            return dict(zip([t[2] for t in tries], forked_map(lambda t: self.search_one(*t), tries, workers)))
 
         key = {
             "zoo": self.fingerprint,
@@ -970,25 +953,6 @@ class _Runner:
         except FloatingPointError:
             return float("-inf")
         return float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
-
-    def _in_workers(self, fn: Any, items: Sequence[Any], workers: int, desc: str | None = None) -> list[Any]:
-        """``[fn(item) for item in items]`` in ``workers`` processes forked from this one (they read
-        this runner), results in the order of ``items``."""
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        global _FORKED_RUNNER
-        _FORKED_RUNNER = self
-        try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(min(workers, len(items)), mp_context=ctx, initializer=_worker_init) as pool:
-                futures = [pool.submit(fn, it) for it in items]
-                bar = {"desc": desc} if desc else {"disable": True}
-                for _ in progress(as_completed(futures), total=len(futures), **bar):
-                    pass
-                return [f.result() for f in futures]
-        finally:
-            _FORKED_RUNNER = None
 
     def _recipe_mode(self, recipe: Any) -> str:
         batch = self._batch_of(recipe)
@@ -1067,7 +1031,8 @@ class _Runner:
         for name in dict.fromkeys(r[0] for r in runs):  # containers built once, before the fork shares them
             self.data_of(self.build(name), name)
         done: dict[tuple[str, int], dict[str, Any]] = {}
-        for results in self._in_workers(_fit_group, _stage1_groups(runs), workers, f"{desc} ({workers} workers)"):
+        groups = _stage1_groups(runs)
+        for results in forked_map(lambda g: _fit_group(self, g), groups, workers, f"{desc} ({workers} workers)"):
             for row, curves, kept in results:
                 done[(row["model"], row["seed"])] = row
                 for k, c in curves.items():

@@ -13,8 +13,8 @@ import pandas as pd
 import torch
 
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER, PAPER_TRAIN_INRS
+from hgutils.parallel import forked_map
 from hgutils.plotting import use_style
-from hgutils.repro import progress
 from hgutils.verdicts import HOLDS, compare_seeds
 from hgutils.weightspace import comparison
 
@@ -59,21 +59,21 @@ def learning_curve(
     ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, run_kwargs.pop("augment", None))]
     cells = [(n, on, augment) for n in sizes for on, augment in ways]
     workers = int(run_kwargs.get("workers", 1))
-    global _CURVE
-    _CURVE = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, dict(run_kwargs))
-    try:
-        if workers > 1 and len(cells) > 1:
-            frames = _cells_in_workers(cells, workers, desc)
-        else:
-            frames = [_curve_cell(c) for c in cells]
-    finally:
-        _CURVE = None
+    ctx = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, dict(run_kwargs))
+    if workers <= 1 or len(cells) <= 1:
+        frames = [_curve_cell(ctx, c) for c in cells]
+    else:  # one process per cell (its runs in order inside it), the largest cells handed out first
+        inner = replace(ctx, run_kwargs={**ctx.run_kwargs, "workers": 1})
+        order = sorted(range(len(cells)), key=lambda i: -cells[i][0])
+        done = forked_map(lambda i: _curve_cell(inner, cells[i]), order, workers, f"{desc} ({workers} workers)")
+        by_index = dict(zip(order, done))
+        frames = [by_index[i] for i in range(len(cells))]
     return pd.concat(frames, ignore_index=True)
 
 
 @dataclass(frozen=True)
 class _CurveContext:
-    """What every cell of :func:`learning_curve` reads (set before its cells run, here or in forked workers)."""
+    """What every cell of :func:`learning_curve` reads (handed to each cell, here or in forked workers)."""
 
     zoo: Any
     labels: torch.Tensor
@@ -84,7 +84,6 @@ class _CurveContext:
     run_kwargs: dict[str, Any]
 
 
-_CURVE: _CurveContext | None = None
 #: the curve's columns (of the comparison's results table, plus ``train_inrs`` and ``augmented``)
 _KEEP = (
     "train_inrs",
@@ -100,12 +99,9 @@ _KEEP = (
 )
 
 
-def _curve_cell(cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
+def _curve_cell(ctx: _CurveContext, cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
     """One ``(training INRs, augmented, augment)`` cell of the curve: every model and seed on the first
     ``n`` training INRs, through :func:`~hgutils.weightspace.comparison.run_comparison`."""
-    ctx = _CURVE
-    if ctx is None:
-        raise RuntimeError("_curve_cell runs inside learning_curve (no curve context was set)")
     n, on, augment = cell
     sub = comparison.Splits(ctx.splits.train[:n], ctx.splits.val, ctx.splits.test)
     kw = dict(ctx.run_kwargs) if augment is None else {**ctx.run_kwargs, "augment": augment}
@@ -123,33 +119,6 @@ def _curve_cell(cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
     t = run.table.assign(train_inrs=n)
     t["augmented"] = t["augment"] != "off" if "augment" in t else False
     return t[[c for c in _KEEP if c in t]]
-
-
-def _cells_in_workers(cells: list[tuple[int, bool | None, Any]], workers: int, desc: str) -> list[pd.DataFrame]:
-    """:func:`_curve_cell` of every cell in ``workers`` forked one-thread processes, each cell's runs in
-    one process (``workers=1`` inside), the largest cells first; the frames in the order of ``cells``.
-    Every run seeds itself, so the curve equals the one a single process computes."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    if _CURVE is None:
-        raise RuntimeError("_cells_in_workers runs inside learning_curve (no curve context was set)")
-    order = sorted(range(len(cells)), key=lambda i: -cells[i][0])
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(workers, len(cells)), mp_context=ctx, initializer=comparison._worker_init) as pool:
-        futures = {i: pool.submit(_one_process_cell, cells[i]) for i in order}
-        for i in progress(order, desc=f"{desc} ({workers} workers)"):
-            futures[i].result()
-        return [futures[i].result() for i in range(len(cells))]
-
-
-def _one_process_cell(cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
-    """:func:`_curve_cell` with the comparison's own workers set to one (the cell already has a process)."""
-    global _CURVE
-    if _CURVE is None:
-        raise RuntimeError("_one_process_cell runs in a worker forked by learning_curve")
-    _CURVE = replace(_CURVE, run_kwargs={**_CURVE.run_kwargs, "workers": 1})
-    return _curve_cell(cell)
 
 
 def plot_learning_curve(curve: pd.DataFrame, dataset: str = "mnist", title: str = "") -> plt.Figure:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from hgutils.repro import cache_dir, cached, config_hash, load_checked, progress, save_checked
+from hgutils.parallel import forked_map
+from hgutils.repro import cache_dir, cached, config_hash, load_checked, save_checked
 
 log = logging.getLogger("hgutils")
 
@@ -66,53 +67,13 @@ def generate_chunked(
                 log.warning("zoo chunk %s unreadable (%s); recomputing", path, exc)
     todo = [c for c in range(len(bounds)) if c not in parts]
     label = desc or name
-    for c, part in _computed(make_chunk, [bounds[c] for c in todo], todo, workers, label):
+    parts_todo = forked_map(lambda b: make_chunk(*b), [bounds[c] for c in todo], workers, label)
+    for c, part in zip(todo, parts_todo):
         start, stop = bounds[c]
         if persist:
             save_checked(folder / f"chunk_{c:05d}_{start}_{stop}.pt", part)
         parts[c] = part
     return {k: torch.cat([parts[c][k] for c in range(len(bounds))]) for k in parts[0]}
-
-
-#: the chunk function the forked workers of :func:`_computed` call (set in the parent just before forking)
-_MAKE_CHUNK: Callable[[int, int], dict[str, Tensor]] | None = None
-
-
-def _chunk_in_worker(bounds: tuple[int, int]) -> dict[str, Tensor]:
-    if _MAKE_CHUNK is None:
-        raise RuntimeError("_chunk_in_worker runs in a worker forked by generate_chunked")
-    return _MAKE_CHUNK(*bounds)
-
-
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-def _computed(
-    make_chunk: Callable[[int, int], dict[str, Tensor]],
-    bounds: list[tuple[int, int]],
-    ids: list[int],
-    workers: int,
-    desc: str,
-) -> Iterator[tuple[int, dict[str, Tensor]]]:
-    """``(id, make_chunk(*b))`` for every chunk, in order: here, or in ``workers`` forked processes."""
-    if workers <= 1 or len(bounds) <= 1:
-        for c, b in zip(ids, progress(bounds, desc=desc)):
-            yield c, make_chunk(*b)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    global _MAKE_CHUNK
-    _MAKE_CHUNK = make_chunk
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(workers, len(bounds)), mp_context=ctx, initializer=_one_thread) as pool:
-            futures = [pool.submit(_chunk_in_worker, b) for b in bounds]
-            for c, f in zip(ids, progress(futures, desc=f"{desc} ({workers} workers)")):
-                yield c, f.result()
-    finally:
-        _MAKE_CHUNK = None
 
 
 def cached_zoo(
