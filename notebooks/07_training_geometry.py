@@ -40,8 +40,9 @@
 #    snapshots shuffled: a trend of training disappears under the shuffle, an artefact of the encoder's
 #    recurrence does not.
 #
-# GTH-GMN is built with notebook 01's configuration (`gth_overrides` in the preset; empty: the library's
-# default). Scales: `smoke` (CI: 10 digit INRs of width 6, 8 snapshots, a few epochs: every code path, no
+# GTH-GMN is built at the size notebook 01 chose on its validation split (`gth_size` in the preset; at
+# medium, 01's grid kept its declared first cell, `default`, since no cell passed the learnability gate
+# within the grid's 300 steps; `gth_overrides` can set any other field). Scales: `smoke` (CI: 10 digit INRs of width 6, 8 snapshots, a few epochs: every code path, no
 # claim judged), `medium` (40 MNIST INRs of width 16, 100 snapshots, the encoder up to 150 epochs: its
 # validation loss still creeps down there, so the run is marked capped; see the preset), `paper` (256 INRs
 # of width 32, GPU).

@@ -89,6 +89,9 @@ class TrainingGeometryConfig(Preset):
         # the last 60), so patience 15 does not end the run; 150 epochs is what 30 minutes hold. The run is then
         # marked capped and a claim its verdict contradicts reads "inconclusive (capped)".
         "medium": {
+            # 01's grid at medium (measured 2026-12-03, docs/claims.md): no cell passed the learnability gate,
+            # so the declared first cell was kept -- two_stage at the default size
+            "gth_size": "default",
             "dataset": "mnist",
             "n_inrs": 40,
             "n_train": 20,
