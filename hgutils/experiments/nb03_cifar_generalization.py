@@ -122,9 +122,10 @@ class GeneralizationConfig(ComparisonSettings):
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
-            # cost (estimated from measured median CPU-s per batch-8 step at this zoo's shape, default / large: task
-            # 0.12 / 0.38, stage 1 0.13 / 0.38; 2 lrs): ~20 CPU-min of steps plus evaluations and two_stage embeddings
-            # (~25-30 min in all), on top of the 42.2 min measured: within the 90-minute budget
+            # measured (2026-12-03, this zoo, 2 workers, the zoo fitted in 76 s): 1,740 CPU-s, 18.8 min of wall time
+            # (the last 9 with another job on the machine); 9 of 12 cells trained, the 3 large cells at lr 3e-3
+            # diverged (recorded, never chosen); the best, finetune / large / 1e-3, reached validation tau 0.524 at
+            # its 300-step budget (best epoch 5 of 6: still improving). On top of the 42.2 min measured before
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 400,
