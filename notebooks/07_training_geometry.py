@@ -17,7 +17,7 @@
 # # 07 · The geometry of training: 13-layer INR MLPs in the Poincaré ball (GTH-GMN)
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/07_training_geometry.ipynb) (smoke preset)
+# **Medium-scale run:** [07_training_geometry.ipynb](../results/medium/07_training_geometry.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/07_training_geometry.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** *Temporal Geometry of Deep Networks: Hyperbolic Representations of Training Dynamics for
