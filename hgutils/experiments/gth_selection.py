@@ -143,11 +143,16 @@ METRICS: dict[str, str] = {
 }
 
 
+def metric_name(task: str) -> str:
+    """The name of ``task``'s validation metric in :data:`METRICS` (regression's for any other task)."""
+    return METRICS.get(task, METRICS["regression"])
+
+
 def validation_score(model: Any, data: Any, target: Tensor | None, splits: Any, fr: Any) -> tuple[str, float]:
     """``(metric name, score)``, higher is better, of one fitted cell on the validation networks (module
     docstring); for InfoNCE the linear probe fitted on the training networks' probe features."""
     task = model.task
-    name = METRICS.get(task, METRICS["regression"])
+    name = metric_name(task)
     if task == "infonce":
         if target is None:
             raise ValueError("selecting an InfoNCE encoder needs the probe targets of the training/val networks")
@@ -226,7 +231,7 @@ def _train_cell(ctx: _CellContext, cell: tuple[str, str, float]) -> tuple[dict[s
     try:
         fr = fit(model, data, ctx.target, splits.train, splits.val, None, ccfg, desc, ctx.gate)
     except FloatingPointError as exc:  # a learning rate the cell cannot take: a grid outcome, not a failure
-        return _diverged_row(cell, str(exc), time.process_time() - c0), METRICS.get(runner.task, METRICS["regression"])
+        return _diverged_row(cell, str(exc), time.process_time() - c0), metric_name(runner.task)
     metric, score = validation_score(model, data, ctx.target, splits, fr)
     row = {
         "protocol": protocol,

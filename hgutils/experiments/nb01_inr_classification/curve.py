@@ -4,7 +4,7 @@ regime is from the paper's 45,000 training INRs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -59,15 +59,11 @@ def learning_curve(
     ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, run_kwargs.pop("augment", None))]
     cells = [(n, on, augment) for n in sizes for on, augment in ways]
     workers = int(run_kwargs.get("workers", 1))
-    ctx = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, dict(run_kwargs))
-    if workers <= 1 or len(cells) <= 1:
-        frames = [_curve_cell(ctx, c) for c in cells]
-    else:  # one process per cell (its runs in order inside it), the largest cells handed out first
-        inner = replace(ctx, run_kwargs={**ctx.run_kwargs, "workers": 1})
-        order = sorted(range(len(cells)), key=lambda i: -cells[i][0])
-        done = forked_map(lambda i: _curve_cell(inner, cells[i]), order, workers, f"{desc} ({workers} workers)")
-        by_index = dict(zip(order, done))
-        frames = [by_index[i] for i in range(len(cells))]
+    # one process per cell (its runs in order inside it, so workers=1 there), the largest cells handed out first
+    ctx = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, {**run_kwargs, "workers": 1})
+    order = sorted(range(len(cells)), key=lambda i: -cells[i][0])
+    by_index = dict(zip(order, forked_map(lambda i: _curve_cell(ctx, cells[i]), order, workers)))
+    frames = [by_index[i] for i in range(len(cells))]
     return pd.concat(frames, ignore_index=True)
 
 

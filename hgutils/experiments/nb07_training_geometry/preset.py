@@ -46,7 +46,7 @@ class TrainingGeometryConfig(Preset):
     inr_lr: float = 5e-4  # their Adam learning rate (the DWSNets/NFN INR protocol)
     gth_dim: int = 16  # GTH-GMN node-state dim (01's default)
     #: GTH-GMN's size (:data:`~hgutils.weightspace.metanets.gth_gmn.config.SIZES`): notebook 01's choice on its
-    #: validation split at the same scale (its ``gth_selection_mnist.csv``; a test holds the two together). The
+    #: validation split at the same scale (its ``gth_selection_mnist.csv``; kept by hand until 01 publishes one). The
     #: encoder here is trained by reconstruction only, whatever protocol 01 chose.
     gth_size: str = "default"
     #: further GTHGMNConfig fields, applied last (they win over ``gth_dim``, ``gth_size`` and the refinement)
