@@ -285,3 +285,49 @@ def test_a_cuda_run_of_a_cpu_notebook_says_so_in_the_plan_the_progress_and_the_l
     assert ledger["device"]["cells"] and all(v == ["cpu"] for v in ledger["device"]["cells"].values())
     record = json.loads((tmp_path / "runs" / "smoke" / "01_tiny.run.json").read_text())
     assert record["device"] == "cpu, although cuda was asked for"
+
+
+class _SlowBackend:
+    """Stands in for a backend: polls ``tick`` while its one job "runs", then yields the result."""
+
+    def __init__(self, on_poll) -> None:
+        self.on_poll, self.cancelled, self.polls = on_poll, False, 0
+
+    def run(self, jobs, on_start=None, tick=None):
+        for _ in range(5):
+            self.polls += 1
+            self.on_poll()
+            if tick is not None:
+                tick()
+        for job in jobs:
+            yield job, "result"
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def test_a_signal_whose_exception_python_swallowed_still_interrupts_the_run():
+    # CI once caught SIGINT inside logging's at-fork hook, where Python prints the handler's
+    # KeyboardInterrupt ("Exception ignored in _releaseLock") and carries on: the run then finished
+    # and exited 0. The guard keeps the signal on record and the polling loop raises it again.
+    from hgutils.runner.backends import run_jobs
+
+    def swallowed_sigint() -> None:
+        if backend.polls == 2:
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)  # the handler runs here and raises
+            except KeyboardInterrupt:
+                pass  # what an "Exception ignored in ..." context does with it
+
+    backend, done = _SlowBackend(swallowed_sigint), []
+    assert run_jobs(["job"], backend, lambda job, result: done.append(job)) is True
+    assert backend.cancelled and done == [] and backend.polls == 2
+
+
+def test_without_a_signal_the_loop_runs_every_job():
+    from hgutils.runner.backends import run_jobs
+
+    backend, done = _SlowBackend(lambda: None), []
+    assert run_jobs(["a", "b"], backend, lambda job, result: done.append(job)) is False
+    assert done == ["a", "b"] and not backend.cancelled

@@ -72,6 +72,9 @@ class SignalGuard:
     """Turn SIGINT and SIGTERM into ``KeyboardInterrupt``, except inside :meth:`deferred` sections.
 
     Installed only in the main thread (elsewhere signals cannot be handled and this is a no-op).
+    A handler's exception can be lost: one that lands inside an interpreter callback whose errors
+    Python only prints (``os.fork``'s at-fork hooks, ``__del__``, weakref callbacks) is swallowed.
+    Polling loops therefore call :meth:`check`, which raises again for a signal that was received.
     """
 
     def __init__(self) -> None:
@@ -102,6 +105,15 @@ class SignalGuard:
         """Ignore further signals (while cleaning up after the first one)."""
         for sig in self._saved:
             signal.signal(sig, signal.SIG_IGN)
+
+    def check(self) -> None:
+        """Raise ``KeyboardInterrupt`` if a signal came and was not held by :meth:`deferred`.
+
+        Inside the guarded loop a delivered interrupt has already left the loop, so a signal still
+        on record here is one whose exception was swallowed.
+        """
+        if self.received is not None and not self._defer:
+            raise KeyboardInterrupt(signal.Signals(self.received).name)
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
@@ -162,14 +174,21 @@ class LocalBackend:
         """Run ``fn(*args)`` where the jobs will run (here: this machine)."""
         return {"localhost": fn(*args)}
 
-    def run(self, jobs: list[Job], on_start: Callable[[Job], None] | None = None) -> Iterator[tuple[Job, JobResult]]:
-        """Submit every job; yield ``(job, result)`` as each finishes."""
+    def run(
+        self,
+        jobs: list[Job],
+        on_start: Callable[[Job], None] | None = None,
+        tick: Callable[[], None] | None = None,
+    ) -> Iterator[tuple[Job, JobResult]]:
+        """Submit every job; yield ``(job, result)`` as each finishes; call ``tick()`` every poll."""
         assert self._pool is not None, "use the backend as a context manager"
         futs: dict[Future, Job] = {self._pool.submit(run_job, j, str(self._staging)): j for j in jobs}
         order = list(futs)
         pending, started = set(futs), set()
         while pending:
             done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            if tick is not None:
+                tick()
             if on_start is not None:
                 # the pool pre-queues one job more than it has workers: "running" is not "started";
                 # jobs start in submission order, at most one per worker
@@ -303,8 +322,13 @@ class DaskBackend:
             out[worker] = value
         return out
 
-    def run(self, jobs: list[Job], on_start: Callable[[Job], None] | None = None) -> Iterator[tuple[Job, JobResult]]:
-        """Submit every job as a task; yield ``(job, result)`` as each finishes."""
+    def run(
+        self,
+        jobs: list[Job],
+        on_start: Callable[[Job], None] | None = None,
+        tick: Callable[[], None] | None = None,
+    ) -> Iterator[tuple[Job, JobResult]]:
+        """Submit every job as a task; yield ``(job, result)`` as each finishes; call ``tick()`` every poll."""
         from distributed import KilledWorker
 
         futs = {}
@@ -315,6 +339,8 @@ class DaskBackend:
         self._futures = list(futs)
         pending = set(futs)
         while pending:
+            if tick is not None:
+                tick()
             done = {f for f in pending if f.done()}
             if not done:
                 time.sleep(0.2)
@@ -407,9 +433,10 @@ def run_jobs(
         return False
     with SignalGuard() as guard:
         try:
-            for job, result in backend.run(jobs, on_start):
+            for job, result in backend.run(jobs, on_start, tick=guard.check):
                 with guard.deferred():
                     on_done(job, result)
+            guard.check()
         except KeyboardInterrupt:
             guard.ignore()
             backend.cancel()
