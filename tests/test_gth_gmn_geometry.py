@@ -22,7 +22,7 @@ from hgutils.weightspace.embedding_geometry import hyperbolic_radius
 from hgutils.weightspace.graphs import TemporalParamGraph
 from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.metanets.gth_gmn import PairSets, edge_labels, link_ceiling
-from hgutils.weightspace.metanets.gth_gmn.decoders import Geometry, SignedWeightHead, all_pair_distances
+from hgutils.weightspace.metanets.gth_gmn.decoders import Geometry, SignedWeightHead, gram, pair_distances
 from hgutils.weightspace.metanets.gth_gmn.links import edge_sets, masked_auc
 from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig
 
@@ -100,7 +100,7 @@ def test_all_pairs_signed_weight_head_equals_the_per_pair_form():
         src, dst = torch.tensor([0, 1, 2, 3, 6]), torch.tensor([4, 5, 6, 0, 1])
         stat = head.statics(geom.tangent(z), src, dst, torch.randn(5, 2, dtype=torch.float64))
         a = head.at(z, src, dst, stat, geom)
-        b = head.at_all_pairs(z, src, dst, stat, geom, all_pair_distances(z, geom)[:, src * 7 + dst])
+        b = head.at_all_pairs(z, src, dst, stat, geom, pair_distances(*gram(z), src, dst, geom))
         assert torch.allclose(a[0], b[0], atol=1e-10) and torch.allclose(a[1], b[1], atol=1e-10)
 
 

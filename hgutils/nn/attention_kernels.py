@@ -33,6 +33,7 @@ __all__ = [
     "scatter_softmax",
     "gated_attention",
     "pairwise_distance",
+    "distance_from_inner",
     "dense_gated_attention",
     "translated_exp0",
     "klein_weighted",
@@ -85,12 +86,15 @@ class _PairDistance(torch.autograd.Function):
     :math:`\partial k_2 = \sum_{rows}(\partial_n + c^2 q_2\partial_m)`. Autograd would record a dozen
     elementwise ops over the ``V x V`` tensors in each direction; this keeps four saved tensors.
     ``c = 0`` is the Euclidean limit :math:`d = 2\sqrt n`.
+
+    Elementwise form (:func:`distance_from_inner`): ``dot``, ``q2`` and ``k2`` of one shape (chosen pairs,
+    norms gathered per pair); the same forward, and the norms' gradients without the sums.
     """
 
     @staticmethod
     def forward(ctx: Any, dot: Tensor, q2: Tensor, k2: Tensor, c: float) -> Tensor:
         n = (q2 + k2).sub_(dot, alpha=2.0).clamp_min_(MIN_NORM)
-        ctx.c = float(c)
+        ctx.c, ctx.pairwise = float(c), q2.shape == dot.shape == k2.shape
         if c == 0:
             rho = n.sqrt_()
             ctx.save_for_backward(rho)
@@ -107,6 +111,8 @@ class _PairDistance(torch.autograd.Function):
         if c == 0:
             (rho,) = ctx.saved_tensors
             gn = g / rho.clamp_min(MIN_NORM)  # d(2 sqrt n)/dn = 1/sqrt n
+            if ctx.pairwise:
+                return -2 * gn, gn, gn, None
             return -2 * gn, gn.sum(-1, keepdim=True), gn.sum(-2, keepdim=True), None
         rho, n, m, q2, k2 = ctx.saved_tensors
         t = torch.mul(rho, rho).neg_().add_(1.0).mul_(c**0.5)
@@ -115,6 +121,8 @@ class _PairDistance(torch.autograd.Function):
         b = gp.div_(m)  # -dL/dm
         gdot = torch.mul(b, 2.0 * c).sub_(a, alpha=2.0)
         cc = c * c
+        if ctx.pairwise:
+            return gdot, a - cc * b * k2, a.sub_(b * q2, alpha=cc), None
         gq2 = a.sum(-1, keepdim=True).sub_(b @ k2.transpose(-1, -2), alpha=cc)
         gk2 = a.sum(-2, keepdim=True).sub_(q2.transpose(-1, -2) @ b, alpha=cc)
         return gdot, gq2, gk2, None
@@ -131,6 +139,18 @@ def pairwise_distance(q: Tensor, k: Tensor, c: float, euclidean: bool = False) -
     q2, k2 = (q * q).sum(-1, keepdim=True), (k * k).sum(-1).unsqueeze(-2)  # [B, H, V, 1], [B, H, 1, V]
     dot = q @ k.transpose(-1, -2)  # [B, H, V, V]
     return _PairDistance.apply(dot, q2, k2, 0.0 if euclidean else float(c))
+
+
+def distance_from_inner(dot: Tensor, x2: Tensor, y2: Tensor, c: float, euclidean: bool = False) -> Tensor:
+    r"""Distances :math:`d_c(x, y)` of chosen pairs from their inner products ``dot`` and squared norms
+    ``x2``, ``y2`` (all of one shape, e.g. ``[M, k]`` gathered off a Gram matrix): the formula of
+    :func:`pairwise_distance` (:class:`_PairDistance`, elementwise form), so every elementwise step, forward
+    and backward, costs the ``k`` chosen pairs instead of all ``V^2``. Euclidean: :math:`2\|x - y\|`."""
+    if not dot.shape == x2.shape == y2.shape:
+        raise ValueError(
+            f"dot, x2 and y2 must share one shape; got {tuple(dot.shape)}, {tuple(x2.shape)}, {tuple(y2.shape)}"
+        )
+    return _PairDistance.apply(dot, x2, y2, 0.0 if euclidean else float(c))
 
 
 def dense_gated_attention(scores: Tensor, log_gates: Tensor) -> Tensor:

@@ -32,7 +32,7 @@ from torch import Tensor, nn
 
 from hgutils.manifolds import poincare as pm
 from hgutils.manifolds.numerics import MIN_NORM
-from hgutils.nn.hyperbolic_attention import pairwise_distance
+from hgutils.nn.attention_kernels import distance_from_inner
 from hgutils.weightspace.metanets.gth_gmn.links import (
     PairSets,
     auc_by_negative_kind,
@@ -84,13 +84,27 @@ class Geometry:
         return w * (d / w.norm(dim=-1).clamp_min(MIN_NORM)).unsqueeze(-1)
 
 
-def all_pair_distances(z: Tensor, geom: Geometry) -> Tensor:
-    """Distances of every node pair of every graph, ``z [M, V, d]`` -> ``[M, V * V]`` (entry ``u V + v``):
-    one batched matrix product of inner products (:func:`hgutils.nn.hyperbolic_attention.pairwise_distance`).
-    Sampled pairs then cost one scalar gather each instead of two gathered coordinate vectors."""
+def gram(z: Tensor) -> tuple[Tensor, Tensor]:
+    r"""Inner products of every node pair and squared norms of graphs ``z [M, V, d]``:
+    ``(G [M, V * V], n2 [M, V])``, :math:`G_{uV+v} = \langle z_u, z_v\rangle` (one batched matrix product).
+    Chosen pairs then cost one scalar gather each (:func:`gathered_inner`) instead of two gathered
+    coordinate vectors."""
     M, V, _ = z.shape
-    zz = z.unsqueeze(1)
-    return pairwise_distance(zz, zz, geom.c, geom.euclidean).reshape(M, V * V)
+    return torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V), (z * z).sum(-1)
+
+
+def gathered_inner(G: Tensor, n2: Tensor, u: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    r""":math:`(\langle z_u, z_v\rangle, \|z_u\|^2, \|z_v\|^2)`, each ``[M, k]``, of the pairs ``u -> v``
+    (``[k]``, shared by the graphs) from :func:`gram`'s ``(G, n2)``."""
+    V = n2.shape[-1]
+    return G.index_select(1, u * V + v), n2.index_select(1, u), n2.index_select(1, v)
+
+
+def pair_distances(G: Tensor, n2: Tensor, u: Tensor, v: Tensor, geom: Geometry) -> Tensor:
+    """Distances ``[M, k]`` of the pairs ``u -> v`` (``[k]``) from :func:`gram`'s ``(G, n2)``: the ``V x V``
+    work is the one product that formed ``G``; the elementwise work covers the ``k`` pairs only
+    (:func:`hgutils.nn.attention_kernels.distance_from_inner`)."""
+    return distance_from_inner(*gathered_inner(G, n2, u, v), geom.c, geom.euclidean)
 
 
 def pair_parts(z: Tensor, u: Tensor, v: Tensor, geom: Geometry) -> tuple[Tensor, ...]:
@@ -98,7 +112,7 @@ def pair_parts(z: Tensor, u: Tensor, v: Tensor, geom: Geometry) -> tuple[Tensor,
     ``z [M, V, d]``: ``(d, <x, y>, |x|^2, |y|^2, x, y)`` with :math:`x = z_u`, :math:`y = z_v`, the
     coordinate vectors gathered per pair (``[M, k, d]``). The distance is :meth:`Geometry.dist_from_parts`
     of :math:`\|x - y\|^2` formed from the difference (no cancellation for close pairs); only the ``k``
-    chosen pairs pay (:func:`all_pair_distances` forms every pair's distance)."""
+    chosen pairs pay (:func:`pair_distances` reads distances of pairs shared by every graph off one Gram product)."""
     x, y = take(z, u), take(z, v)
     n2 = (z * z).sum(-1)
     x2, y2 = n2.gather(1, u), n2.gather(1, v)
@@ -172,12 +186,20 @@ class SignedWeightHead(nn.Module):
         return log_mag, sign_logit, alpha, d
 
     def at_all_pairs(
-        self, z: Tensor, src: Tensor, dst: Tensor, statics: tuple[Tensor, Tensor, Tensor], geom: Geometry, d: Tensor
+        self,
+        z: Tensor,
+        src: Tensor,
+        dst: Tensor,
+        statics: tuple[Tensor, Tensor, Tensor],
+        geom: Geometry,
+        d: Tensor,
+        inner: tuple[Tensor, Tensor, Tensor] | None = None,
     ) -> tuple[Tensor, Tensor]:
         r"""``(log|w_hat|, sign logit)`` of the shared pairs ``src -> dst`` ``[k]`` from node-level quantities
         and ``V x V`` inner-product matrices, without gathering a coordinate vector per pair.
 
-        ``d [M, k]``: the pairs' distances (columns of :func:`all_pair_distances`). With :math:`x = z_u`,
+        ``d [M, k]``: the pairs' distances (:func:`pair_distances`); ``inner``: their
+        :func:`gathered_inner` if already formed. With :math:`x = z_u`,
         :math:`y = z_v`,
         :math:`(-x)\oplus_c y = \frac{-(1 - 2c\langle x,y\rangle + c\|y\|^2)\,x + (1 - c\|x\|^2)\,y}
         {1 - 2c\langle x,y\rangle + c^2\|x\|^2\|y\|^2}` and :math:`\|(-x)\oplus_c y\| =
@@ -191,9 +213,7 @@ class SignedWeightHead(nn.Module):
         flat = src * V + dst
         y_xi = torch.bmm(xi, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)  # <z_v, xi_u>
         x_xi = (xi * z).sum(-1).index_select(1, src)  # <z_u, xi_u>
-        n2 = (z * z).sum(-1)
-        x2, y2 = n2.index_select(1, src), n2.index_select(1, dst)
-        xy = torch.bmm(z, z.transpose(1, 2)).reshape(M, V * V).index_select(1, flat)
+        xy, x2, y2 = gathered_inner(*gram(z), src, dst) if inner is None else inner
         return self.from_parts(statics, geom, d, xy, x2, y2, x_xi, y_xi)
 
     def from_parts(
@@ -298,11 +318,14 @@ def full_terms(
     pairs, fd = rec.pairs, rec.fd
     statics = statics if statics is not None else rec.statics(X)
     lab = labels if labels is not None else rec.labels(w)
-    V = z.shape[1]
-    D = all_pair_distances(z, rec.geom)
     extra = pairs.negatives(rec.reading)
-    d, d_neg = D.index_select(1, pairs.src * V + pairs.dst), D.index_select(1, extra[0] * V + extra[1])
-    log_mag, sign_logit = rec.head.at_all_pairs(z, pairs.src, pairs.dst, statics, rec.geom, d)
+    P = pairs.P
+    # the parameter pairs and the negatives gathered at once, their distances in one elementwise pass
+    inner = gathered_inner(*gram(z), torch.cat([pairs.src, extra[0]]), torch.cat([pairs.dst, extra[1]]))
+    d, d_neg = distance_from_inner(*inner, rec.geom.c, rec.geom.euclidean).split([P, extra.shape[1]], 1)
+    log_mag, sign_logit = rec.head.at_all_pairs(
+        z, pairs.src, pairs.dst, statics, rec.geom, d, tuple(t[:, :P] for t in inner)
+    )
     lp = fd.logit(d)
     link = balanced_bce(
         lp, lab, torch.cat([lp, fd.logit(d_neg)], 1), torch.cat([~lab, torch.ones_like(d_neg, dtype=torch.bool)], 1)
@@ -328,10 +351,11 @@ def reconstruction_metrics(z: Tensor, X: Tensor, w: Tensor, rec: Reconstruction)
     lab = rec.labels(wf)
     statics = rec.statics(Xf)
     terms = full_terms(zf, Xf, wf, rec, statics, lab)
-    D = all_pair_distances(zf, rec.geom)
-    d = D[:, pairs.src * V + pairs.dst]
-    log_mag, sign_logit = rec.head.at_all_pairs(zf, pairs.src, pairs.dst, statics, rec.geom, d)
-    d_same, d_other = D[:, pairs.same[0] * V + pairs.same[1]], D[:, pairs.other[0] * V + pairs.other[1]]
+    parts = gram(zf)
+    inner = gathered_inner(*parts, pairs.src, pairs.dst)
+    d = distance_from_inner(*inner, rec.geom.c, rec.geom.euclidean)
+    log_mag, sign_logit = rec.head.at_all_pairs(zf, pairs.src, pairs.dst, statics, rec.geom, d, inner)
+    d_same, d_other = pair_distances(*parts, *pairs.same, rec.geom), pair_distances(*parts, *pairs.other, rec.geom)
     aucs = auc_by_negative_kind(d, lab, d_same, d_other, rec.reading)
     nz = wf != 0
     sign_acc = float(((sign_logit > 0) == (wf > 0))[nz].double().mean())
