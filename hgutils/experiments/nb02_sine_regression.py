@@ -101,9 +101,11 @@ class SineRegressionConfig(ComparisonSettings):
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
-            # cost (estimated from measured median CPU-s per batch-32 step at this zoo's shape, default / large:
-            # InfoNCE task 0.40 / 1.23, stage 1 0.26 / 0.60; 2 lrs): ~33 CPU-min of steps plus evaluations and probes,
-            # on top of the 73.5 min measured: over the 90-minute budget
+            # measured (2026-12-03, this zoo, 2 workers, a second medium notebook sharing the 2 cores): 2,434 CPU-s
+            # (two_stage 206 / 396 CPU-s per cell default / large, finetune 157 / 442, joint 77-86 / 283), 45 min of
+            # wall time under that load; 9 of 12 cells trained, the 3 large cells at lr 5e-3 diverged; chosen
+            # two_stage / default / 5e-3 (validation probe MSE 1.57; finetune and joint 2.7-5.3 at 4 epochs). On
+            # top of the 73.5 min measured before: over the 90-minute budget (that republish was stopped mid-way)
             "select_steps": 200,
             "pretrain_networks": 512,
             "pretrain_steps": 200,
