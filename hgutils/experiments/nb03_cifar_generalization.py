@@ -125,7 +125,9 @@ class GeneralizationConfig(ComparisonSettings):
             # measured (2026-12-03, this zoo, 2 workers, the zoo fitted in 76 s): 1,740 CPU-s, 18.8 min of wall time
             # (the last 9 with another job on the machine); 9 of 12 cells trained, the 3 large cells at lr 3e-3
             # diverged (recorded, never chosen); the best, finetune / large / 1e-3, reached validation tau 0.524 at
-            # its 300-step budget (best epoch 5 of 6: still improving). On top of the 42.2 min measured before
+            # its 300-step budget (best epoch 5 of 6: still improving). On top of the 42.2 min measured before;
+            # a republish with 02 sharing the machine had not finished its comparison (every seed and ablation of
+            # finetune / large, then the baselines) after 2 h 25 min (docs/claims.md)
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 400,
