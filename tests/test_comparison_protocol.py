@@ -8,6 +8,7 @@ import re
 
 import pytest
 import torch
+from _fakes import diverging_above
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -161,14 +162,7 @@ def test_a_diverging_learning_rate_loses_the_search_instead_of_ending_it(tmp_pat
     zoo = _zoo(n=40, T=2, signal=True)
     y = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
-    real = tasks.fit
-
-    def diverge_at_high_lr(model, data, target, tr, va, te, cfg, *a, **k):
-        if cfg.lr > 1e-3:
-            raise FloatingPointError("non-finite loss: {'task': nan}")
-        return real(model, data, target, tr, va, te, cfg, *a, **k)
-
-    monkeypatch.setattr(tasks, "fit", diverge_at_high_lr)
+    monkeypatch.setattr(tasks, "fit", diverging_above(tasks.fit, 1e-3))
     kw = dict(train_cfg=TrainConfig(steps=20, batch_size=10, patience=1000), lr_grid=(1e-4, 3e-3), lr_search_steps=10)
     run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
     assert run.lr_search["FlatMLP"][3e-3] == float("-inf") and set(run.table["lr"]) == {1e-4}

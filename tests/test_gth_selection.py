@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 import torch
+from _fakes import diverging_above
 from test_training_loop import SMALL_GTH, make_zoo
 
 from hgutils.experiments import gth_selection as gs
@@ -174,14 +175,7 @@ def test_the_choice_reads_the_cached_rows_through_the_rule(tmp_path):
 
 
 def test_a_diverging_cell_is_recorded_and_never_chosen(tmp_path, monkeypatch):
-    real = gs.fit
-
-    def diverge_at_high_lr(model, data, target, tr, va, te, cfg, *a, **k):
-        if cfg.lr > 5e-3:
-            raise FloatingPointError("non-finite loss: {'task': nan}")
-        return real(model, data, target, tr, va, te, cfg, *a, **k)
-
-    monkeypatch.setattr(gs, "fit", diverge_at_high_lr)
+    monkeypatch.setattr(gs, "fit", diverging_above(gs.fit, 5e-3))
     sel, _ = _select(make_zoo(40, 2).meta["label"], tmp_path, cache=False)
     bad = sel.table[sel.table["lr"] > 5e-3]
     assert len(bad) == 2 and (bad["val_score"] == float("-inf")).all() and not bad["trained"].any()
