@@ -54,13 +54,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
+from side_by_side import alternate, one_thread_env, paired_ratio, previous_library
 from torch import Tensor
 
 from hgutils.weightspace.metanets import build_metanet
@@ -69,7 +68,6 @@ from hgutils.weightspace.zoo import MLPSpec, Zoo
 SIZES = (2, 32, 32, 1)
 #: the revision before issue 34's speed-ups of GTH-GMN and GMN
 PREVIOUS_REV = "d8808bb"
-REPO = Path(__file__).resolve().parent.parent
 #: GTH-GMN configurations of the side-by-side table: today's default and a larger one
 CONFIGS: dict[str, dict] = {
     "default": {},
@@ -282,12 +280,11 @@ def step_child(model: str, config: str, step: str, reps: int, side: str = "now")
 
 def _step_seconds(pythonpath: str, entry: tuple[str, str, str], reps: int, side: str) -> tuple[float, float]:
     """(median CPU s per step, warm-up wall s) of a child run of ``entry`` with ``pythonpath`` first."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=pythonpath)
     out = subprocess.run(
         [sys.executable, __file__, "--step-child", *entry, str(reps), side],
         capture_output=True,
         text=True,
-        env=env,
+        env=one_thread_env(pythonpath),
         check=True,
     )
     step, warm = out.stdout.strip().splitlines()[-1].split()
@@ -325,22 +322,15 @@ def flops_per_snapshot(entry: tuple[str, str, str]) -> float:
 def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
     """Section 5: the side-by-side table and the limit estimate; returns the headline lines."""
     try:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "hgutils"], capture_output=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        return [f"training throughput: previous revision {rev} unavailable ({exc})"]
-    now: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
-    prev: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
-    warmup: dict[tuple[str, str, str], list[float]] = {e: [] for e in ENTRIES}
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        for r in range(rounds):  # alternate (and swap the order each round), so load hits both alike
-            for e in ENTRIES:
-                sides = ((now, str(REPO), "now"), (prev, tmp, "prev"))
-                for store, path, side in sides if r % 2 == 0 else sides[::-1]:
-                    sec, warm = _step_seconds(path, e, reps, side)
-                    store[e].append(sec)
-                    if side == "now":
-                        warmup[e].append(warm)
+        with previous_library(rev) as tmp:
+            now_runs, prev_runs = alternate(
+                ENTRIES, rounds, tmp, lambda path, e, side: _step_seconds(path, e, reps, side)
+            )
+    except RuntimeError as exc:
+        return [f"training throughput: {exc}"]
+    now = {e: [sec for sec, _ in runs] for e, runs in now_runs.items()}
+    prev = {e: [sec for sec, _ in runs] for e, runs in prev_runs.items()}
+    warmup = {e: [warm for _, warm in runs] for e, runs in now_runs.items()}
     rate = matmul_rate()
     print(f"\n5) training step vs {rev}, one thread, {rounds} alternating rounds x median of {reps} steps")
     print(f"one-thread matmul rate (torch.mm 1024 x 1024): {rate / 1e9:.1f} GFLOP/s")
@@ -353,12 +343,12 @@ def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
         model, config, step = e
         n_snap = VERSUS_BATCH * (1 if model == "GMN" else VERSUS_T)
         a, b = statistics.median(now[e]), statistics.median(prev[e])
-        ratios = [p / n for p, n in zip(prev[e], now[e])]
+        ratio, lo, hi = paired_ratio(now[e], prev[e])
         fl = flops_per_snapshot(e)
         limit = rate / fl
         print(
             f"{model:8s} {config:16s} {step:15s} {a:10.3f} {b:11.3f} "
-            f"{statistics.median(ratios):8.2f} ({min(ratios):.2f}-{max(ratios):.2f}) "
+            f"{ratio:8.2f} ({lo:.2f}-{hi:.2f}) "
             f"{fl / 1e6:11.2f} {limit:13.0f} {n_snap / a / limit:6.1%}"
         )
         rounded = [[round(x, 3) for x in side[e]] for side in (now, prev)]
@@ -366,8 +356,7 @@ def versus_previous(rev: str, rounds: int, reps: int) -> list[str]:
         if config.endswith(COMPILE):
             print(f"   first step incl. compile (wall s) by round: {[round(x, 1) for x in warmup[e]]}")
         heads.append(
-            f"{model} {config}/{step} training throughput: {n_snap / a:.0f} INR-snapshots/s "
-            f"({statistics.median(ratios):.2f} x previous)"
+            f"{model} {config}/{step} training throughput: {n_snap / a:.0f} INR-snapshots/s ({ratio:.2f} x previous)"
         )
     return heads
 

@@ -1,6 +1,6 @@
 """GTH-GMN's two-stage embedding per INR -- encoder, stage-2 refinement of every snapshot's node
 coordinates over every pair, pooling -- side by side with the revision before the refinement read its
-pair distances off one Gram product (:func:`hgutils.nn.attention_kernels.distance_from_gram`).
+pair distances off one Gram product (:func:`hgutils.nn.attention_kernels.distance_from_inner` on gathered Gram entries).
 
 Usage::
 
@@ -22,33 +22,25 @@ The last lines are the headlines: ``GTH-GMN <config> two-stage embedding: X INRs
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import torch
+from metanets import CONFIGS, synthetic_zoo
+from side_by_side import alternate, one_thread_env, paired_ratio, previous_library
 
-REPO = Path(__file__).resolve().parent.parent
+from hgutils.weightspace.metanets import build_metanet
+
 #: the revision whose every-pair terms formed all V x V distances
 PREVIOUS_REV = "2d70f1d"
-CONFIGS: dict[str, dict] = {
-    "default": {},
-    "large": {"dim": 32, "n_attn_layers": 2, "heads": 4, "head_dim": 8, "gru_hidden": 32},
-}
 T, REFINE_STEPS = 20, 10
 
 
 def child(config: str, batch: int, reps: int) -> None:
     """Child process: the median CPU seconds of ``reps`` two-stage embeddings of ``batch`` INRs."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from metanets import synthetic_zoo
-
-    from hgutils.weightspace.metanets import build_metanet
-
     torch.set_num_threads(1)
     torch.manual_seed(0)
     zoo = synthetic_zoo(batch, T)
@@ -65,9 +57,11 @@ def child(config: str, batch: int, reps: int) -> None:
 
 
 def _seconds(pythonpath: str, config: str, batch: int, reps: int) -> float:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=pythonpath)
+    """Median CPU seconds of a child run of ``config`` with ``pythonpath`` first on the import path."""
     cmd = [sys.executable, __file__, "--child", config, "--batch", str(batch), "--reps", str(reps)]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, cwd=tempfile.gettempdir())
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, env=one_thread_env(pythonpath), check=True, cwd=tempfile.gettempdir()
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -83,20 +77,10 @@ def main() -> None:
         child(a.child, a.batch, a.reps)
         return
     try:
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", a.previous, "hgutils"], capture_output=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        sys.exit(f"error: previous revision {a.previous} unavailable ({exc})")
-    now: dict[str, list[float]] = {c: [] for c in CONFIGS}
-    prev: dict[str, list[float]] = {c: [] for c in CONFIGS}
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        for r in range(a.rounds):
-            for config in CONFIGS:
-                sides = ((now, str(REPO)), (prev, tmp))
-                for store, path in sides if r % 2 == 0 else sides[::-1]:
-                    store[config].append(_seconds(path, config, a.batch, a.reps))
+        with previous_library(a.previous) as tmp:
+            now, prev = alternate(CONFIGS, a.rounds, tmp, lambda path, c, _side: _seconds(path, c, a.batch, a.reps))
+    except RuntimeError as exc:
+        sys.exit(f"error: {exc}")
     print(
         f"two-stage embedding of {a.batch} INRs (T = {T}, {REFINE_STEPS} refinement steps) vs {a.previous}, one thread"
     )
@@ -104,9 +88,8 @@ def main() -> None:
     heads = []
     for config in CONFIGS:
         n, p = statistics.median(now[config]), statistics.median(prev[config])
-        ratios = [b / x for b, x in zip(prev[config], now[config])]
-        print(f"{config:8s} {n:10.3f} {p:11.3f} {statistics.median(ratios):8.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
-        ratio = statistics.median(ratios)
+        ratio, lo, hi = paired_ratio(now[config], prev[config])
+        print(f"{config:8s} {n:10.3f} {p:11.3f} {ratio:8.2f} ({lo:.2f}-{hi:.2f})")
         heads.append(f"GTH-GMN {config} two-stage embedding: {a.batch / n:.1f} INRs/s ({ratio:.2f} x previous)")
     print("\n".join(heads))
 
