@@ -1,5 +1,6 @@
-"""The zoo-size learning curve: where each cheap model starts to generalise, and how far the CPU
-regime is from the paper's 45,000 training INRs."""
+"""The zoo-size learning curve: where each cheap model starts to generalise, how far the CPU regime is
+from the paper's 45,000 training INRs, and what a linear read-out of the rendered INRs reaches on the same
+INRs (:func:`image_ceiling`: the class is there to be read)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ from hgutils.parallel import forked_map
 from hgutils.plotting import use_style
 from hgutils.verdicts import HOLDS, compare_seeds
 from hgutils.weightspace import comparison
+from hgutils.weightspace.zoo.inr import inr_reconstruct
+
+#: the row name of :func:`image_ceiling` in a curve table or figure
+IMAGE_CEILING = "rendered INR pixels (logistic regression)"
+#: inverse L2 strengths the image read-out chooses from on the validation INRs
+CEILING_C_GRID: tuple[float, ...] = (0.01, 0.1, 1.0)
 
 
 def curve_splits(splits: comparison.Splits, n_main: int, n_curve: int) -> comparison.Splits:
@@ -117,14 +124,76 @@ def _curve_cell(ctx: _CurveContext, cell: tuple[int, bool | None, Any]) -> pd.Da
     return t[[c for c in _KEEP if c in t]]
 
 
-def plot_learning_curve(curve: pd.DataFrame, dataset: str = "mnist", title: str = "") -> plt.Figure:
+def image_ceiling(
+    zoo: Any,
+    labels: torch.Tensor,
+    splits: comparison.Splits,
+    sizes: Sequence[int],
+    c_grid: Sequence[float] = CEILING_C_GRID,
+) -> pd.DataFrame:
+    r"""How much of the class the INRs hold, on the curve's INRs and splits: each INR's last snapshot rendered
+    on its image grid (:func:`~hgutils.weightspace.zoo.inr.inr_reconstruct`), its pixels standardised with the
+    training INRs' statistics and read by a multinomial logistic regression
+    :math:`p(y \mid x) = \mathrm{softmax}(Wx + b)`, L2 penalty :math:`\lVert W \rVert^2 / (2C)`, trained on the
+    first ``n`` training INRs for each ``n`` in ``sizes`` (capped at the training split). :math:`C` is chosen
+    from ``c_grid`` on the validation INRs, per size; the test INRs are scored once.
+
+    A weight-space model sees the same functions through their weights, which hide them behind the
+    neuron permutations and the initialisation; a reader compares its curve with this one to tell a zoo whose
+    INRs do not encode the class from a model that does not read it. Rows as :func:`learning_curve`'s
+    (``model`` = :data:`IMAGE_CEILING`, seed 0, not augmented, ``epochs_run`` = the solver's iterations) plus
+    ``C`` (the chosen inverse strength).
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    if not c_grid or min(c_grid) <= 0:
+        raise ValueError(f"c_grid must hold positive inverse strengths; got {list(c_grid)}")
+    sizes = sorted({min(int(n), len(splits.train)) for n in sizes})
+    if not sizes or sizes[0] < 2:
+        raise ValueError(f"curve sizes must be >= 2 training INRs; got {list(sizes)}")
+    with torch.no_grad():
+        x = inr_reconstruct(zoo).flatten(1).double().numpy()
+    y = labels.numpy()
+    rows = []
+    for n in sizes:
+        tr = splits.train[:n].numpy()
+        mu, sd = x[tr].mean(0), x[tr].std(0) + 1e-8
+        z = (x - mu) / sd
+        fits = [LogisticRegression(C=c, max_iter=2000).fit(z[tr], y[tr]) for c in c_grid]
+        val = [f.score(z[splits.val.numpy()], y[splits.val.numpy()]) for f in fits]
+        best = int(np.argmax(val))
+        f = fits[best]
+        rows.append(
+            {
+                "train_inrs": n,
+                "model": IMAGE_CEILING,
+                "seed": 0,
+                "augmented": False,
+                "augment": "off",
+                "test_accuracy": float(f.score(z[splits.test.numpy()], y[splits.test.numpy()])),
+                "train_accuracy": float(f.score(z[tr], y[tr])),
+                "epochs_run": int(np.max(f.n_iter_)),
+                "capped": bool(np.max(f.n_iter_) >= f.max_iter),
+                "trained": True,
+                "C": float(c_grid[best]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plot_learning_curve(
+    curve: pd.DataFrame, dataset: str = "mnist", title: str = "", ceiling: pd.DataFrame | None = None
+) -> plt.Figure:
     """Test accuracy (%) against training INRs (log axis), one line per model (mean over seeds),
-    chance as a dotted line and the paper's 45k-INR numbers as stars (from other INR sets for NFN_NP)."""
+    chance as a dotted line, the paper's 45k-INR numbers as stars (from other INR sets for NFN_NP) and,
+    given ``ceiling`` (:func:`image_ceiling`), the rendered images' read-out as a dashed black line."""
     use_style()
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     for name, g in curve.groupby("model", sort=False):
         m = g.groupby("train_inrs")["test_accuracy"].mean() * 100
         ax.plot(m.index, m.values, marker="o", label=name)
+    if ceiling is not None and len(ceiling):
+        ax.plot(ceiling["train_inrs"], 100 * ceiling["test_accuracy"], "k--", marker="s", ms=4, label=IMAGE_CEILING)
     ax.axhline(10.0, ls=":", color="grey", lw=1, label="chance (10 %)")
     key = INR_PAPER_KEYS.get(dataset)
     if key:
@@ -139,10 +208,13 @@ def plot_learning_curve(curve: pd.DataFrame, dataset: str = "mnist", title: str 
                 fontsize=7,
             )
     ax.set_xscale("log")
+    ticks = sorted(set(curve["train_inrs"].tolist()) | ({PAPER_TRAIN_INRS} if key else set()))
+    ax.set_xticks(ticks, [f"{n:,}" for n in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("training INRs")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title(title or f"{dataset}: zoo-size learning curve (one initialisation per INR)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
 
 
