@@ -78,13 +78,14 @@ class SineRegressionConfig(ComparisonSettings):
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
         "schedule": ("log", "uniform")  # snapshot spacings of the zoos
     }
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 73.5}  # over the 45-minute budget
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 87.8}  # over the 45-minute budget
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        # medium exceeds the 45-minute CPU budget (73.5 min measured; docs/claims.md): the two
-        # message-passing encoders (DWSNet ~29 s, GMN ~45 s per epoch) under a 25-epoch cap, which they
-        # reach (capped), the others up to 150 epochs
+        # medium exceeds the 45-minute CPU budget (87.8 min: 86.5 measured with the grid on 2026-12-03, the zoo
+        # cached, + 1.3 to fit the zoo; docs/claims.md): the two message-passing encoders (DWSNet ~40 s, GMN
+        # ~27 s of CPU per epoch at their reference batches) under a 25-epoch cap, which they reach (capped), the
+        # others up to 150 epochs
         "medium": {
             "n_nets": 2000,
             "T": 10,
@@ -101,11 +102,10 @@ class SineRegressionConfig(ComparisonSettings):
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
-            # measured (2026-12-03, this zoo, 2 workers, a second medium notebook sharing the 2 cores): 2,434 CPU-s
-            # (two_stage 206 / 396 CPU-s per cell default / large, finetune 157 / 442, joint 77-86 / 283), 45 min of
-            # wall time under that load; 9 of 12 cells trained, the 3 large cells at lr 5e-3 diverged; chosen
-            # two_stage / default / 5e-3 (validation probe MSE 1.57; finetune and joint 2.7-5.3 at 4 epochs). On
-            # top of the 73.5 min measured before: over the 90-minute budget (that republish was stopped mid-way)
+            # measured (2026-12-03, this zoo, 2 workers, the machine otherwise idle): 2,065 CPU-s, 23 min of wall
+            # time (two_stage 167 / 298 CPU-s per cell default / large, finetune 124-130 / 396, joint 83-87 / 266);
+            # the 3 large cells at lr 5e-3 diverged; chosen two_stage / default / 5e-3 (validation probe MSE 1.57;
+            # finetune and joint 2.7-5.3 after the grid's 4 epochs)
             "select_steps": 200,
             "pretrain_networks": 512,
             "pretrain_steps": 200,
