@@ -38,6 +38,14 @@ def curve_splits(splits: comparison.Splits, n_main: int, n_curve: int) -> compar
     return comparison.Splits(torch.cat([splits.train, extra]), splits.val, splits.test)
 
 
+def _curve_sizes(sizes: Sequence[int], n_train: int) -> list[int]:
+    """The curve's training-set sizes, capped at the ``n_train`` training INRs, repeats merged, ascending."""
+    out = sorted({min(int(n), n_train) for n in sizes})
+    if not out or out[0] < 2:
+        raise ValueError(f"curve sizes must be >= 2 training INRs; got {list(sizes)}")
+    return out
+
+
 def learning_curve(
     zoo: Any,
     labels: torch.Tensor,
@@ -60,9 +68,7 @@ def learning_curve(
     weight-space augmentation (``augment=()``) and with it (``augment=variants``: each model opts in with
     its recipe's magnitudes, or the references' where its recipe has none); any ``augment`` in
     ``run_kwargs`` is replaced."""
-    sizes = sorted({min(int(n), len(splits.train)) for n in sizes})
-    if not sizes or sizes[0] < 2:
-        raise ValueError(f"curve sizes must be >= 2 training INRs; got {list(sizes)}")
+    sizes = _curve_sizes(sizes, len(splits.train))
     ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, run_kwargs.pop("augment", None))]
     cells = [(n, on, augment) for n in sizes for on, augment in ways]
     workers = int(run_kwargs.get("workers", 1))
@@ -148,19 +154,17 @@ def image_ceiling(
 
     if not c_grid or min(c_grid) <= 0:
         raise ValueError(f"c_grid must hold positive inverse strengths; got {list(c_grid)}")
-    sizes = sorted({min(int(n), len(splits.train)) for n in sizes})
-    if not sizes or sizes[0] < 2:
-        raise ValueError(f"curve sizes must be >= 2 training INRs; got {list(sizes)}")
+    sizes = _curve_sizes(sizes, len(splits.train))
     with torch.no_grad():
         x = inr_reconstruct(zoo).flatten(1).double().numpy()
-    y = labels.numpy()
+    y, va, te = labels.numpy(), splits.val.numpy(), splits.test.numpy()
     rows = []
     for n in sizes:
         tr = splits.train[:n].numpy()
         mu, sd = x[tr].mean(0), x[tr].std(0) + 1e-8
         z = (x - mu) / sd
         fits = [LogisticRegression(C=c, max_iter=2000).fit(z[tr], y[tr]) for c in c_grid]
-        val = [f.score(z[splits.val.numpy()], y[splits.val.numpy()]) for f in fits]
+        val = [f.score(z[va], y[va]) for f in fits]
         best = int(np.argmax(val))
         f = fits[best]
         rows.append(
@@ -170,7 +174,7 @@ def image_ceiling(
                 "seed": 0,
                 "augmented": False,
                 "augment": "off",
-                "test_accuracy": float(f.score(z[splits.test.numpy()], y[splits.test.numpy()])),
+                "test_accuracy": float(f.score(z[te], y[te])),
                 "train_accuracy": float(f.score(z[tr], y[tr])),
                 "epochs_run": int(np.max(f.n_iter_)),
                 "capped": bool(np.max(f.n_iter_) >= f.max_iter),
