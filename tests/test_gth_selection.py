@@ -4,6 +4,9 @@ sized head, and the protocol x size x lr grid chosen on validation only."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -192,6 +195,24 @@ def test_a_cache_hit_returns_the_same_table_without_training(tmp_path, monkeypat
     assert calls == []
     cols = [c for c in first.table.columns]
     assert first.table[cols].equals(second.table[cols])
+
+
+def test_a_new_process_hits_the_cached_table(tmp_path):
+    """The cache key is stable across processes (another hash seed, another interpreter): a rerun of the
+    notebook reads the grid instead of training it again. The child trains nothing on a hit (``fit``
+    replaced by a stand-in that fails)."""
+    labels = make_zoo(40, 2).meta["label"]
+    first, _ = _select(labels, tmp_path)
+    child = (
+        f"import sys, torch; sys.path.insert(0, {os.path.dirname(__file__)!r}); import test_gth_selection as t; "
+        "t.gs.fit = lambda *a, **k: sys.exit('trained: the cache missed'); "
+        f"sel, _ = t._select(t.make_zoo(40, 2).meta['label'], {str(tmp_path)!r}); "
+        "print(sel.table['val_score'].tolist())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == str(first.table["val_score"].tolist())
 
 
 def test_the_grid_refuses_undeclared_cells():
