@@ -10,6 +10,9 @@ evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
   step count and the wall time (:attr:`TrainLog.history`);
 * checkpoint / resume: after every epoch the loop's state and the task's state are written
   atomically (:func:`hgutils.repro.save_checked`); a rerun with the same ``key`` resumes exactly;
+* divergence: a step that raises ``FloatingPointError`` (a non-finite loss) ends the run; when an
+  earlier epoch was validated, the run keeps that best epoch's weights like early stopping does and
+  says so (:attr:`TrainLog.diverged`), otherwise the error propagates, naming the run and the step;
 * the learnability check (:class:`LearnabilityGate`): the task's training loss on a fixed probe set
   before the first step and after the last (:meth:`TrainTask.probe`); a run whose loss never left
   its initial plateau, or whose training accuracy stayed at chance, is marked *did not train*;
@@ -216,6 +219,7 @@ class TrainLog:
     best_score: float = -math.inf
     stopped: str = ""
     resumed_from: int | None = None
+    diverged: str = ""  # where and why a non-finite loss ended the run ("" when it did not)
 
     def curve(self, key: str) -> list[float]:
         """One column of the history (``nan`` where an epoch lacks it)."""
@@ -291,19 +295,28 @@ def train(
             t0 = time.perf_counter()
             sums: dict[str, float] = {}
             n = 0
-            for batch in task.batches(epoch):
-                terms = task.step(batch, res.steps / max(total, 1))
-                res.steps += 1
-                n += 1
-                bar.update(1)
-                for k, v in terms.items():
-                    sums[k] = sums.get(k, 0.0) + v
-                if task.should_stop():
-                    stopped, completed, res.stopped = True, False, "task finished"
-                    break
-                if budget.max_steps is not None and res.steps >= budget.max_steps:
-                    stopped, res.stopped = True, "step budget spent"
-                    break
+            try:
+                for batch in task.batches(epoch):
+                    terms = task.step(batch, res.steps / max(total, 1))
+                    res.steps += 1
+                    n += 1
+                    bar.update(1)
+                    for k, v in terms.items():
+                        sums[k] = sums.get(k, 0.0) + v
+                    if task.should_stop():
+                        stopped, completed, res.stopped = True, False, "task finished"
+                        break
+                    if budget.max_steps is not None and res.steps >= budget.max_steps:
+                        stopped, res.stopped = True, "step budget spent"
+                        break
+            except FloatingPointError as exc:
+                where = f"epoch {epoch}, step {res.steps + 1}"
+                if best is None or not budget.restore_best:
+                    raise FloatingPointError(f"{desc or type(task).__name__} diverged at {where}: {exc}") from exc
+                res.diverged = f"{where}: {exc}"
+                res.stopped = f"diverged at {where}; kept the best validated epoch {res.best_epoch}"
+                log.warning("%s %s", desc or type(task).__name__, res.stopped)
+                break
             t_train = time.perf_counter() - t0
             row: dict[str, float] = {"epoch": epoch, "step": res.steps, **task.end_epoch(epoch, sums, n)}
             val = task.evaluate()

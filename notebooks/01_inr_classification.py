@@ -231,14 +231,14 @@ for ds, run in runs.items():
 # ## 4. Results: every model on the same zoo (mean ± std test accuracy over seeds)
 #
 # `epochs` is the number of epochs each run took (early stopping), `capped` how many of its seeds reached
-# the epoch cap.
+# the epoch cap, `diverged` how many stopped on a non-finite loss (each keeps its best validated epoch).
 
 # %% tags=[]
 summaries = {}
 for ds, run in runs.items():
     summaries[ds] = cmp.summarize(run.table, ["test_accuracy", "train_accuracy"])
     run.table.to_csv(out_res / f"results_{ds}.csv", index=False)
-    used = run.table.groupby("model", sort=False).agg(epochs=("epochs_run", "median"), capped=("capped", "sum"))
+    used = cmp.run_lengths(run.table)
     display(Markdown(f"**{ds}** ({len(run.splits.test)} test INRs; chance = 10 %)"))
     display(
         table(

@@ -116,7 +116,8 @@ print(f"final fit MSE: median {fl.median():.2e}, 90th percentile {fl.quantile(0.
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
 # dropped), except GMN, which standardises inside the model per weight and bias tensor as Neural Graphs
 # does; the same epoch cap with early stopping on the validation loss through the one training
-# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; `epoch_caps`
+# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; a run whose
+# loss goes non-finite stops there, keeps its best validated epoch and is counted as *diverged*; `epoch_caps`
 # lowers the cap for a model the preset cannot afford to train longer, and the table shows it); each
 # baseline with its authors' optimiser settings, batch size (where the training split holds it) and
 # weight-space augmentations (`recipe` column: DWSNet as DWSNets' self-supervised trainer — AdamW 5·10⁻³,
@@ -193,7 +194,7 @@ plt.show()
 # %% tags=[]
 summary = cmp.summarize(run.table, ["test_mse", "test_mean_mse"])
 run.table.to_csv(out_res / "results.csv", index=False)
-used = run.table.groupby("model", sort=False).agg(epochs=("epochs_run", "median"), capped=("capped", "sum"))
+used = cmp.run_lengths(run.table)
 display(
     table(
         summary[["model", "n_seeds", "test_mse", "test_mean_mse"]]

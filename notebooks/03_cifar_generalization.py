@@ -119,7 +119,8 @@ display(ex.hyperparameter_summary(zoo))
 # **Protocol shared with notebooks 01 and 02** (`hgutils.weightspace.comparison`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
 # dropped); the same epoch cap and batch with early stopping on validation through the one training
-# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so); each
+# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; a run whose
+# loss goes non-finite stops there, keeps its best validated epoch and is counted as *diverged*); each
 # baseline with its authors' optimiser settings (`recipe` column: GMN as Neural Graphs' CNN-zoo
 # script — AdamW, weight decay 5·10⁻⁴, AMSGrad, clip 10; StatNN as NFN's StatNet — Adam 10⁻³), the
 # other models with a learning rate chosen from a small grid on the validation split; and the
@@ -187,7 +188,7 @@ plt.show()
 # %% tags=[]
 summary = cmp.summarize(run.table, ["test_kendall_tau", "test_mse"])
 run.table.to_csv(out_res / "results.csv", index=False)
-used = run.table.groupby("model", sort=False).agg(epochs=("epochs_run", "median"), capped=("capped", "sum"))
+used = cmp.run_lengths(run.table)
 display(
     table(
         summary[["model", "n_seeds", "test_kendall_tau", "test_mse"]].merge(used, left_on="model", right_index=True),

@@ -4,6 +4,7 @@ permutation augmentation, learning-rate search, per-model gates in the results."
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import pytest
@@ -344,3 +345,67 @@ def test_comparison_settings_reject_out_of_range_values_before_launch(override, 
         with pytest.raises(ValueError, match=re.escape(message)) as err:
             validate_against_preset(preset, "smoke", override, "02_sine_regression.ipynb")
         assert str(err.value).startswith("02_sine_regression.ipynb: ") and "\n" not in str(err.value)
+
+
+def _diverging_in_epoch(epoch: int, model_name: str):
+    """``MetaNetTask.step`` that raises the non-finite-loss error from ``epoch`` on, for ``model_name`` only."""
+    from hgutils.weightspace.tasks import MetaNetTask
+
+    step = MetaNetTask.step
+
+    def fake(self, b, progress):
+        if type(self.model).__name__ == model_name and self.epoch >= epoch:
+            raise FloatingPointError("non-finite loss: {'task': nan}")
+        return step(self, b, progress)
+
+    return fake
+
+
+def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_on(tmp_path, monkeypatch):
+    from hgutils.weightspace.tasks import MetaNetTask
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=40, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
+    kw = dict(train_cfg=TrainConfig(epochs=6, batch_size=8, patience=1000, lr=3e-3))
+    monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(2, "FlatMLP"))
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
+    rows = run.table.set_index("model")
+    flat, stat = rows.loc["FlatMLP"], rows.loc["StatNN"]
+    assert flat["diverged"].str.startswith("task: epoch 2, step 7: non-finite loss").all()
+    assert flat["stopped"].str.contains("task: diverged at epoch 2, step 7; kept the best validated epoch").all()
+    assert (flat["epochs_run"] == 2).all() and flat["test_accuracy"].notna().all() and not flat["capped"].any()
+    assert (stat["diverged"] == "").all() and (stat["epochs_run"] == 6).all()  # the other model never noticed
+    lengths = cmp.run_lengths(run.table)
+    assert lengths["diverged"].to_dict() == {"FlatMLP": 2, "StatNN": 0} and lengths["epochs"]["FlatMLP"] == 2
+
+    monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(0, "FlatMLP"))  # nothing validated to keep
+    with pytest.raises(FloatingPointError, match=r"FlatMLP, seed 0, lr 0.003: FlatMLP s0 diverged at epoch 0"):
+        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
+
+
+def test_a_step_with_non_finite_gradients_is_skipped_and_twenty_in_a_row_end_the_run():
+    from hgutils.weightspace.tasks import MAX_SKIPPED_IN_A_ROW, MetaNetTask
+
+    zoo = _zoo(n=20, T=2, signal=True)
+    y = zoo.meta["label"]
+    torch.manual_seed(0)
+    model = build_metanet("FlatMLP", zoo, "classification", 2)
+    task = MetaNetTask(model, model.prepare(zoo), y, torch.arange(16), torch.arange(16, 20), TrainConfig(lr=1e-2))
+    first = next(p for p in model.parameters() if p.requires_grad)
+    hook = first.register_hook(lambda g: g * float("nan"))  # a finite loss, an infinite derivative
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    out = task.step(torch.arange(8), 0.0)
+    assert out["skipped"] == 1.0 and math.isfinite(out["loss"])
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # no update, nothing poisoned
+    hook.remove()
+    out = task.step(torch.arange(8), 0.0)
+    assert "skipped" not in out and not torch.equal(
+        before["head.net.0.weight"], model.state_dict()["head.net.0.weight"]
+    )
+    first.register_hook(lambda g: g * float("nan"))
+    for _ in range(MAX_SKIPPED_IN_A_ROW - 1):
+        assert task.step(torch.arange(8), 0.0)["skipped"] == 1.0
+    with pytest.raises(FloatingPointError, match=f"non-finite gradients in {MAX_SKIPPED_IN_A_ROW} consecutive steps"):
+        task.step(torch.arange(8), 0.0)

@@ -251,3 +251,19 @@ def test_gth_gmn_infonce_is_the_baselines_loss_on_the_same_view():
     assert torch.allclose(own, base, atol=1e-6)
     other = MetaNet.loss_terms(m, batch, None, 0.5, torch.Generator().manual_seed(5), 0.1, 0.2, 0.5)["task"]
     assert not torch.allclose(own, other)  # the view matters: the equality above is not vacuous
+
+
+def test_a_cell_that_kept_an_earlier_epoch_after_diverging_is_still_never_chosen(tmp_path, monkeypatch):
+    fit = gs.fit
+
+    def late_divergence(model, data, target, tr, va, te, cfg, *a, **k):
+        fr = fit(model, data, target, tr, va, te, cfg, *a, **k)
+        if cfg.lr > 5e-3:  # as the loop leaves a run whose loss went non-finite after a validated epoch
+            fr.log.diverged = "epoch 1, step 4: non-finite loss: {'task': nan}"
+        return fr
+
+    monkeypatch.setattr(gs, "fit", late_divergence)
+    sel, _ = _select(make_zoo(40, 2).meta["label"], tmp_path, cache=False)
+    bad = sel.table[sel.table["lr"] > 5e-3]
+    assert len(bad) == 2 and (bad["val_score"] == float("-inf")).all() and not bad["chosen"].any()
+    assert (bad["stopped"] == "diverged (non-finite loss at epoch 1, step 4)").all()

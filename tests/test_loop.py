@@ -151,3 +151,35 @@ def test_learnability_gate_flags_a_plateau_and_passes_a_learner():
 class _NoProbe(LinearTask):
     def probe(self):
         return {}
+
+
+class DivergingTask(LinearTask):
+    """LinearTask whose ``diverge_at``-th step raises the non-finite-loss error of a diverged run."""
+
+    def __init__(self, diverge_at, **kw):
+        super().__init__(**kw)
+        self.diverge_at = diverge_at
+
+    def step(self, idx, progress):
+        if self.calls + 1 == self.diverge_at:
+            self.calls += 1
+            self.w = self.w * float("nan")  # the weights a diverged step leaves behind
+            raise FloatingPointError("non-finite loss: {'loss': nan}")
+        return super().step(idx, progress)
+
+
+def test_a_run_that_diverges_after_a_validated_epoch_keeps_its_best_epoch_and_says_so():
+    task = DivergingTask(diverge_at=11)  # 4 steps per epoch: epoch 2, its third step
+    res = train(task, Budget(epochs=10, patience=100), desc="toy")
+    assert len(res.history) == 2 and res.steps == 10  # the broken epoch is not recorded
+    assert res.diverged.startswith("epoch 2, step 11: non-finite loss")
+    assert res.stopped == "diverged at epoch 2, step 11; kept the best validated epoch 1"
+    assert torch.isfinite(task.w).all()  # the best epoch's weights, not the NaN ones
+    assert res.final["loss"] < res.initial["loss"]  # the learnability check reads the kept weights
+
+
+def test_a_run_that_diverges_before_any_validated_epoch_raises_naming_the_run_and_step():
+    with pytest.raises(FloatingPointError, match=r"toy diverged at epoch 0, step 3: non-finite loss"):
+        train(DivergingTask(diverge_at=3), Budget(epochs=10), desc="toy")
+    with pytest.raises(FloatingPointError, match="epoch 1, step 6"):  # nothing to fall back on without restore_best
+        train(DivergingTask(diverge_at=6), Budget(epochs=10, restore_best=False), desc="toy")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -232,6 +233,8 @@ def _train_cell(ctx: _CellContext, cell: tuple[str, str, float]) -> tuple[dict[s
         fr = fit(model, data, ctx.target, splits.train, splits.val, None, ccfg, desc, ctx.gate)
     except FloatingPointError as exc:  # a learning rate the cell cannot take: a grid outcome, not a failure
         return _diverged_row(cell, str(exc), time.process_time() - c0), metric_name(runner.task)
+    if fr.diverged:  # it kept an earlier epoch, but a rate the cell cannot hold is never chosen
+        return _diverged_row(cell, fr.diverged, time.process_time() - c0), metric_name(runner.task)
     metric, score = validation_score(model, data, ctx.target, splits, fr)
     row = {
         "protocol": protocol,
@@ -250,6 +253,13 @@ def _train_cell(ctx: _CellContext, cell: tuple[str, str, float]) -> tuple[dict[s
     return row, metric
 
 
+def _divergence(why: str) -> str:
+    """A divergence message cut to what and where: ``"non-finite loss at epoch 2, step 57"``."""
+    what = "non-finite gradients" if "non-finite gradients" in why else "non-finite loss"
+    where = re.search(r"epoch \d+, step \d+", why)
+    return f"{what} at {where.group(0)}" if where else what
+
+
 def _diverged_row(cell: tuple[str, str, float], why: str, cpu_seconds: float) -> dict[str, Any]:
     """The table row of a cell whose training loss went non-finite: never chosen (score ``-inf``, not trained)."""
     protocol, size, lr = cell
@@ -263,7 +273,7 @@ def _diverged_row(cell: tuple[str, str, float], why: str, cpu_seconds: float) ->
         "steps": 0,
         "pretrain_steps": 0,
         "capped": False,
-        "stopped": f"diverged ({why.split(':', 1)[0]})",
+        "stopped": f"diverged ({_divergence(why)})",
         "trained": False,
         "cpu_seconds": cpu_seconds,
     }

@@ -51,6 +51,7 @@ __all__ = [
     "node_embeddings",
     "paper_table",
     "per_seed",
+    "run_lengths",
     "prepare_inputs",
     "protocol_table",
     "recon_table",
@@ -952,7 +953,7 @@ class _Runner:
             fr = fit(model, data, self.target, sp.train, sp.val, None, cfg, desc=f"{name} lr={lr:g}", gate=self.gate)
         except FloatingPointError:
             return float("-inf")
-        return float(fr.best_score) if np.isfinite(fr.best_score) else float("-inf")
+        return float(fr.best_score) if np.isfinite(fr.best_score) and not fr.diverged else float("-inf")
 
     def _recipe_mode(self, recipe: Any) -> str:
         batch = self._batch_of(recipe)
@@ -972,18 +973,21 @@ class _Runner:
         recipe = self.recipe(name)
         c0 = time.process_time()
         sp = self.splits
-        fr = fit(
-            model,
-            data,
-            self.target,
-            sp.train,
-            sp.val,
-            sp.test,
-            cfg,
-            desc=f"{name} s{seed}",
-            gate=self.gate,
-            pretrain_cache=self.pretrained,
-        )
+        try:
+            fr = fit(
+                model,
+                data,
+                self.target,
+                sp.train,
+                sp.val,
+                sp.test,
+                cfg,
+                desc=f"{name} s{seed}",
+                gate=self.gate,
+                pretrain_cache=self.pretrained,
+            )
+        except FloatingPointError as exc:  # diverged before any validated epoch: nothing to keep
+            raise FloatingPointError(f"{name}, seed {seed}, lr {lr:g}: {exc}") from exc
         gs = fr.gate_summary()
         row: dict[str, Any] = {
             "model": name,
@@ -994,6 +998,7 @@ class _Runner:
             "trained": gs["trained"],
             "gate": gs["reason"],
             "capped": fr.capped,
+            "diverged": fr.diverged,
             "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
             "batch_size": cfg.batch_size,
             "reference_batch": "" if recipe is None else recipe.batch_size,
@@ -1136,6 +1141,16 @@ def summarize(table: pd.DataFrame, metrics: Sequence[str], digits: int = 3) -> p
         out[f"{m}_mean"], out[f"{m}_std"] = mean, std
         out[m] = [f"{a:.{digits}f} ± {b:.{digits}f}" for a, b in zip(mean, std)]
     return out
+
+
+def run_lengths(table: pd.DataFrame) -> pd.DataFrame:
+    """How each model's runs ended, one row per model (first-appearance order): ``epochs`` (median
+    epochs run), ``capped`` (seeds that reached their budget) and ``diverged`` (seeds whose loss went
+    non-finite, each kept its best validated epoch; ``0`` for tables from before the column)."""
+    t = table.assign(diverged=table["diverged"].fillna("").astype(str).ne("") if "diverged" in table else False)
+    return t.groupby("model", sort=False).agg(
+        epochs=("epochs_run", "median"), capped=("capped", "sum"), diverged=("diverged", "sum")
+    )
 
 
 def per_seed(table: pd.DataFrame, metric: str, models: Sequence[str]) -> dict[str, list[float]]:

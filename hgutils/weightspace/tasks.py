@@ -132,6 +132,13 @@ class FitResult:
         return any(is_capped(v) for v in self.stopped.values())
 
     @property
+    def diverged(self) -> str:
+        """Where a non-finite loss ended a stage early (``"stage: epoch e, step s: why"``; ``""`` when
+        none did): that stage kept its best validated epoch (:func:`hgutils.loop.train`)."""
+        logs = {"reconstruction": self.pretrain_log, "task": None if self.log is self.pretrain_log else self.log}
+        return "; ".join(f"{k}: {lg.diverged}" for k, lg in logs.items() if lg is not None and lg.diverged)
+
+    @property
     def trained(self) -> bool:
         """True when every stage passed its learnability check (and at least one was checked)."""
         return bool(self.gates) and all(g.trained for g in self.gates.values())
@@ -315,6 +322,9 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
 
 
 # ------------------------------------------------------------------------------------------ the task
+MAX_SKIPPED_IN_A_ROW = 20  # consecutive steps with non-finite gradients that end a run as diverged
+
+
 class MetaNetTask(TrainTask):
     """A :class:`~hgutils.weightspace.metanets.base.MetaNet` on a prepared zoo, for :func:`hgutils.loop.train`.
 
@@ -342,8 +352,8 @@ class MetaNetTask(TrainTask):
         self.opt_r = geoopt.optim.RiemannianAdam(manifold, lr=r_lr, amsgrad=True) if manifold else None
         self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
         self.stage2_epoch = round(getattr(model, "stage1_frac", 0.0) * cfg.budget().n_epochs(self.steps_per_epoch))
-        self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
         self.epoch = 0
+        self.skipped_in_a_row = 0  # consecutive steps skipped for a non-finite gradient
 
     def batches(self, epoch: int) -> Iterable[Tensor]:
         self.epoch = epoch
@@ -380,6 +390,11 @@ class MetaNetTask(TrainTask):
         if self.opt_r is not None:
             self.opt_r.zero_grad(set_to_none=True)
         loss.backward()
+        out = {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()}
+        out["loss"] = float(loss.detach())
+        if not self._finite_gradients():
+            return self._skip(out)
+        self.skipped_in_a_row = 0
         if self.cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(self.euclid, self.cfg.grad_clip)
         self.opt_e.step()
@@ -387,9 +402,24 @@ class MetaNetTask(TrainTask):
             self.warmup.step()
         if self.opt_r is not None and self._riemannian_now():
             self.opt_r.step()
-        out = {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()}
-        out["loss"] = float(loss.detach())
         return out
+
+    def _finite_gradients(self) -> bool:
+        """Whether every gradient of this step is finite (a finite loss can still back-propagate an
+        infinite derivative, e.g. of a square root or arcosh at the edge of its domain)."""
+        params = self.euclid + ([p for g in self.opt_r.param_groups for p in g["params"]] if self.opt_r else [])
+        grads = [p.grad for p in params if p.grad is not None]
+        return not grads or bool(torch.isfinite(torch.nn.utils.get_total_norm(grads)))
+
+    def _skip(self, out: dict[str, float]) -> dict[str, float]:
+        """Drop this step's non-finite gradients without an update, as a loss scaler does (the epoch
+        row's ``skipped`` is the share of such steps); :data:`MAX_SKIPPED_IN_A_ROW` in a row end the
+        run as diverged (:func:`hgutils.loop.train`)."""
+        self.skipped_in_a_row += 1
+        if self.skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW:
+            raise FloatingPointError(f"non-finite gradients in {self.skipped_in_a_row} consecutive steps")
+        log.warning("skipped a step with non-finite gradients (loss %.4g)", out["loss"])
+        return {**out, "skipped": 1.0}
 
     def evaluate(self) -> dict[str, float]:
         return _evaluate(self.model, self.data, self.target, self.va, self.cfg)
