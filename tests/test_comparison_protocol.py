@@ -464,3 +464,25 @@ def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monk
     monkeypatch.setattr(tasks, "fit", lambda model, *a, **k: calls.append(type(model).__name__) or fit(model, *a, **k))
     run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
     assert calls == ["StatNN", "StatNN"] and len(run.table) == 4  # FlatMLP's two seeds were read back
+
+
+def test_two_variants_with_one_configuration_train_once(tmp_path, monkeypatch):
+    import hgutils.weightspace.tasks as tasks
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=24, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
+    frozen = "GTH-GMN (two-stage, frozen)"
+    small = dict(dim=8, heads=2, head_dim=4, gru_hidden=8, aux_edges=16, refine_steps=2)
+    chosen = {**small, "protocol": "two_stage", "head_networks_per_param": 10.0}  # the grid chose the frozen reading
+    assert cmp.variant_config("GTH-GMN", chosen) == cmp.variant_config(frozen, chosen)
+    assert cmp.variant_config("GTH-GMN", small) != cmp.variant_config(frozen, small)
+    fit, calls = tasks.fit, []
+    monkeypatch.setattr(tasks, "fit", lambda m, *a, **k: calls.append(1) or fit(m, *a, **k))
+    kw = dict(train_cfg=TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3), gth_overrides=chosen)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["GTH-GMN", frozen], splits, [0], **kw)
+    assert len(calls) == 1 and run.table["model"].tolist() == ["GTH-GMN", frozen]
+    a, b = (run.table.iloc[i].drop(["model", "cpu_seconds"]) for i in (0, 1))
+    assert a.equals(b) and run.curves["GTH-GMN"] == run.curves[frozen]
+    assert set(run.models) == {"GTH-GMN", frozen} and run.models["GTH-GMN"] is not run.models[frozen]

@@ -58,6 +58,7 @@ __all__ = [
     "recon_table",
     "run_comparison",
     "summarize",
+    "variant_config",
 ]
 
 
@@ -239,6 +240,14 @@ def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: d
     """
     from hgutils.weightspace.metanets import build_metanet
 
+    base, snapshots, kw = variant_config(name, gth_overrides)
+    return build_metanet(base, zoo, task, out_dim, snapshots=snapshots, **kw)
+
+
+def variant_config(name: str, gth_overrides: dict[str, Any] | None = None) -> tuple[str, Any, dict[str, Any]]:
+    """What :func:`build_variant` builds for ``name``: ``(base model, snapshots, constructor overrides)``.
+    Two variants with equal configurations are the same model (e.g. "GTH-GMN" when the selection grid
+    chose the frozen two-stage reading, and "GTH-GMN (two-stage, frozen)")."""
     if name not in VARIANTS:
         raise ValueError(f"unknown model variant {name!r}; choose from {sorted(VARIANTS)}")
     v = VARIANTS[name]
@@ -250,7 +259,7 @@ def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: d
             from hgutils.weightspace.metanets.gth_gmn import GTHGMNConfig
 
             kw["refine_lr"] = scale * kw.get("refine_lr", GTHGMNConfig.refine_lr)
-    return build_metanet(v.base, zoo, task, out_dim, snapshots=v.snapshots, **kw)
+    return v.base, v.snapshots, kw
 
 
 # --------------------------------------------------------------------------------------------
@@ -671,6 +680,11 @@ def run_comparison(
         ``{model: epochs}``: a lower epoch cap for these models (an expensive baseline the budget cannot
         train to convergence); it replaces ``train_cfg.epochs`` (and a step cap) for that model only,
         and a run that reaches it is marked ``capped`` like any other.
+
+    Finished runs are cached (:meth:`_Runner.fit_run`): a rerun after a stop or a failure trains only
+    what had not finished, and two variants of one configuration (:func:`variant_config`, e.g. "GTH-GMN"
+    when the selection grid chose the frozen two-stage reading, and "GTH-GMN (two-stage, frozen)") train
+    once, the second reading the first's run.
     """
     from hgutils.weightspace.tasks import TrainConfig
 
@@ -983,12 +997,11 @@ class _Runner:
             "target": self.target,
             "out_dim": self.out_dim,
             "splits": [sp.train, sp.val, sp.test],
-            "variant": name,
+            "model": variant_config(name, self.gth_overrides),  # by configuration: equal variants share a run
             "seed": int(seed),
             "lr": float(lr),
             "keep": bool(keep_outputs),
             "cfg": self.train_cfg_of(name, seed, lr),
-            "overrides": self.gth_overrides,
             "inputs": self.inputs_of(name),
             "recipe": self._recipe_mode(self.recipe(name)) if self.recipe(name) is not None else None,
             "gate": None if self.gate is None else asdict(self.gate),
@@ -1005,23 +1018,23 @@ class _Runner:
         def run() -> dict[str, Any]:
             fresh.append(True)
             row = self.fit_one(name, seed, lr, keep_outputs)
-            curves = {k: self.res.curves[k][seed] for k in (name, f"{name} (stage 1)") if k in self.res.curves}
+            curves = {k: self.res.curves[name + k][seed] for k in ("", " (stage 1)") if name + k in self.res.curves}
             kept = None
             if keep_outputs:
                 kept = {"state": self.res.models[name].state_dict(), "outputs": self.res.outputs[name]}
             return {"row": row, "curves": curves, "kept": kept}
 
         out = cached("comparison_run", self.run_key(name, seed, lr, keep_outputs), run)
-        if not fresh:  # read back: rebuild what the live run would have left behind
-            log.info("%s seed %d: read from the run cache (trained before)", name, seed)
-            for k, history in out["curves"].items():
-                self.res.curves.setdefault(k, {})[seed] = history
+        if not fresh:  # read back (maybe a run of an equal variant): what the live run would have left behind
+            log.info("%s seed %d: read from the run cache (%s, trained before)", name, seed, out["row"]["model"])
+            for suffix, history in out["curves"].items():
+                self.res.curves.setdefault(name + suffix, {})[seed] = history
             if out["kept"] is not None:
                 model = self.build(name)
                 self.data_of(model, name)
                 model.load_state_dict(out["kept"]["state"])
                 self.res.models[name], self.res.outputs[name] = model.eval(), tuple(out["kept"]["outputs"])
-        return out["row"]
+        return {**out["row"], "model": name, "temporal": VARIANTS[name].temporal}
 
     def fit_one(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
         """Train variant ``name`` with ``seed`` at ``lr`` on the split; returns its results row (and
