@@ -361,14 +361,19 @@ def _diverging_in_epoch(epoch: int, model_name: str):
     return fake
 
 
-def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_on(tmp_path, monkeypatch):
-    from hgutils.weightspace.tasks import MetaNetTask
-
+def _cached_setup(tmp_path, monkeypatch, epochs):
+    """A 40-network zoo with a learnable label, its split and run settings; the cache under ``tmp_path``."""
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
     zoo = _zoo(n=40, T=2, signal=True)
     y = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
-    kw = dict(train_cfg=TrainConfig(epochs=6, batch_size=8, patience=1000, lr=3e-3))
+    return zoo, y, splits, dict(train_cfg=TrainConfig(epochs=epochs, batch_size=8, patience=1000, lr=3e-3))
+
+
+def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_on(tmp_path, monkeypatch):
+    from hgutils.weightspace.tasks import MetaNetTask
+
+    zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=6)
     monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(2, "FlatMLP"))
     run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
     rows = run.table.set_index("model")
@@ -416,11 +421,7 @@ def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_
     import hgutils.weightspace.tasks as tasks
     from hgutils.weightspace.tasks import predict_outputs
 
-    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
-    zoo = _zoo(n=40, T=2, signal=True)
-    y = zoo.meta["label"]
-    splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
-    kw = dict(train_cfg=TrainConfig(epochs=3, batch_size=8, patience=1000, lr=3e-3))
+    zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
     names = ["FlatMLP", "StatNN"]
     first = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
     assert len(list((tmp_path / "comparison_run").glob("*.pt"))) == 4  # one entry per (model, seed)
@@ -444,11 +445,7 @@ def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_
 def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
     import hgutils.weightspace.tasks as tasks
 
-    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
-    zoo = _zoo(n=40, T=2, signal=True)
-    y = zoo.meta["label"]
-    splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
-    kw = dict(train_cfg=TrainConfig(epochs=3, batch_size=8, patience=1000, lr=3e-3))
+    zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
     fit, calls = tasks.fit, []
 
     def stops_at_the_third_run(model, *a, **k):
