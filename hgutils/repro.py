@@ -91,6 +91,22 @@ def config_hash(obj: Any, length: int = 16) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:length]
 
 
+def source_fingerprint(paths: Sequence[str | os.PathLike]) -> str:
+    """sha256 (16 hex chars) of the Python sources at ``paths`` -- files, or every ``*.py`` below a
+    folder -- in sorted order, each with its path relative to the package: a cache key part that
+    changes with any edit to the code that computed the cached value."""
+    root = Path(__file__).resolve().parent
+    files: set[Path] = set()
+    for p in map(Path, paths):
+        files.update(sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.exists() else [])
+    h = hashlib.sha256()
+    for f in sorted(files):
+        rel = f.resolve().relative_to(root) if f.resolve().is_relative_to(root) else Path(f.name)
+        h.update(rel.as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 # --------------------------------------------------------------------------------------------
 # atomic files and the on-disk cache
 # --------------------------------------------------------------------------------------------

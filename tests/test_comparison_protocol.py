@@ -361,14 +361,19 @@ def _diverging_in_epoch(epoch: int, model_name: str):
     return fake
 
 
-def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_on(tmp_path, monkeypatch):
-    from hgutils.weightspace.tasks import MetaNetTask
-
+def _cached_setup(tmp_path, monkeypatch, epochs):
+    """A 40-network zoo with a learnable label, its split and run settings; the cache under ``tmp_path``."""
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
     zoo = _zoo(n=40, T=2, signal=True)
     y = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
-    kw = dict(train_cfg=TrainConfig(epochs=6, batch_size=8, patience=1000, lr=3e-3))
+    return zoo, y, splits, dict(train_cfg=TrainConfig(epochs=epochs, batch_size=8, patience=1000, lr=3e-3))
+
+
+def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_on(tmp_path, monkeypatch):
+    from hgutils.weightspace.tasks import MetaNetTask
+
+    zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=6)
     monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(2, "FlatMLP"))
     run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
     rows = run.table.set_index("model")
@@ -381,6 +386,7 @@ def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_
     assert lengths["diverged"].to_dict() == {"FlatMLP": 2, "StatNN": 0} and lengths["epochs"]["FlatMLP"] == 2
 
     monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(0, "FlatMLP"))  # nothing validated to keep
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path / "again"))  # not the finished runs of the same settings
     with pytest.raises(FloatingPointError, match=r"FlatMLP, seed 0, lr 0.003: FlatMLP s0 diverged at epoch 0"):
         cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
 
@@ -409,3 +415,71 @@ def test_a_step_with_non_finite_gradients_is_skipped_and_twenty_in_a_row_end_the
         assert task.step(torch.arange(8), 0.0)["skipped"] == 1.0
     with pytest.raises(FloatingPointError, match=f"non-finite gradients in {MAX_SKIPPED_IN_A_ROW} consecutive steps"):
         task.step(torch.arange(8), 0.0)
+
+
+def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_path, monkeypatch):
+    import hgutils.weightspace.tasks as tasks
+    from hgutils.weightspace.tasks import predict_outputs
+
+    zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
+    names = ["FlatMLP", "StatNN"]
+    first = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
+    assert len(list((tmp_path / "comparison_run").glob("*.pt"))) == 4  # one entry per (model, seed)
+
+    def no_training(*a, **k):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(tasks, "fit", no_training)
+    again = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
+    assert again.table.equals(first.table) and again.curves == first.curves
+    for name in names:
+        assert all((a == b).all() for a, b in zip(again.outputs[name], first.outputs[name]))
+        data, test = again.data_for(name), again.splits.test
+        assert torch.equal(
+            predict_outputs(again.models[name], data, test), predict_outputs(first.models[name], data, test)
+        )
+    with pytest.raises(AssertionError, match="trained again"):  # another seed is a run not yet finished
+        cmp.run_comparison(zoo, "classification", y, 2, names, splits, [2], **kw)
+
+
+def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
+    import hgutils.weightspace.tasks as tasks
+
+    zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
+    fit, calls = tasks.fit, []
+
+    def stops_at_the_third_run(model, *a, **k):
+        calls.append(type(model).__name__)
+        if len(calls) == 3:
+            raise KeyboardInterrupt("stopped")
+        return fit(model, *a, **k)
+
+    monkeypatch.setattr(tasks, "fit", stops_at_the_third_run)
+    with pytest.raises(KeyboardInterrupt):
+        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
+    calls.clear()
+    monkeypatch.setattr(tasks, "fit", lambda model, *a, **k: calls.append(type(model).__name__) or fit(model, *a, **k))
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
+    assert calls == ["StatNN", "StatNN"] and len(run.table) == 4  # FlatMLP's two seeds were read back
+
+
+def test_two_variants_with_one_configuration_train_once(tmp_path, monkeypatch):
+    import hgutils.weightspace.tasks as tasks
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = _zoo(n=24, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
+    frozen = "GTH-GMN (two-stage, frozen)"
+    small = dict(dim=8, heads=2, head_dim=4, gru_hidden=8, aux_edges=16, refine_steps=2)
+    chosen = {**small, "protocol": "two_stage", "head_networks_per_param": 10.0}  # the grid chose the frozen reading
+    assert cmp.variant_config("GTH-GMN", chosen) == cmp.variant_config(frozen, chosen)
+    assert cmp.variant_config("GTH-GMN", small) != cmp.variant_config(frozen, small)
+    fit, calls = tasks.fit, []
+    monkeypatch.setattr(tasks, "fit", lambda m, *a, **k: calls.append(1) or fit(m, *a, **k))
+    kw = dict(train_cfg=TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3), gth_overrides=chosen)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["GTH-GMN", frozen], splits, [0], **kw)
+    assert len(calls) == 1 and run.table["model"].tolist() == ["GTH-GMN", frozen]
+    a, b = (run.table.iloc[i].drop(["model", "cpu_seconds"]) for i in (0, 1))
+    assert a.equals(b) and run.curves["GTH-GMN"] == run.curves[frozen]
+    assert set(run.models) == {"GTH-GMN", frozen} and run.models["GTH-GMN"] is not run.models[frozen]

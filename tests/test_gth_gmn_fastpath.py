@@ -98,7 +98,7 @@ def test_translated_exp0_equals_mobius_addition_of_the_exponential_map(c):
     torch.manual_seed(11)
     y = (torch.randn(5, 3, 7, 4, dtype=torch.float64) * 1.5).requires_grad_()
     beta = pm.expmap0(torch.randn(1, 3, 1, 4, dtype=torch.float64) * 0.7, c).requires_grad_()
-    ref = pm.mobius_add(pm.expmap0(y, c), beta, c)
+    ref = pm.project(pm.mobius_add(pm.expmap0(y, c), beta, c), c)
     new, new2 = translated_exp0(y, beta, c)
     _close(new, ref, "point")
     _close(new2, (ref * ref).sum(-1, keepdim=True), "squared norm")
@@ -109,13 +109,33 @@ def test_translated_exp0_equals_mobius_addition_of_the_exponential_map(c):
         _close(a, b, "gradient")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_queries_keys_and_values_stay_inside_the_ball_where_tanh_rounds_to_one(dtype):
+    """A tangent vector of norm 20 maps to a point ``tanh`` puts on the sphere at infinity (float32);
+    projected, every distance, conformal factor and gradient of the layer stays finite."""
+    torch.manual_seed(5)
+    c, V = 1.0, 6
+    y = torch.randn(2, 3, V, 4, dtype=dtype)
+    y = (20.0 * y / y.norm(dim=-1, keepdim=True)).requires_grad_()
+    beta = pm.expmap0(0.3 * torch.randn(1, 3, 1, 4, dtype=dtype), c)
+    p, p2 = translated_exp0(y, beta, c)
+    r_max = 1.0 - (4e-3 if dtype == torch.float32 else 1e-5)
+    norm, sq = p.detach().norm(dim=-1), p2.detach().squeeze(-1)
+    assert float(norm.max()) <= r_max * (1 + 1e-6) and torch.allclose(sq, norm**2)
+    q, k, v = p.unbind(1)
+    edge = torch.zeros(1, 1, V, V, dtype=dtype)
+    out = gated_midpoint(q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), edge, c)
+    (g,) = torch.autograd.grad(out.square().sum(), y)
+    assert torch.isfinite(out).all() and torch.isfinite(g).all()
+
+
 def _reference_layer(layer: HyperbolicGraphAttention, x: torch.Tensor, edge_term: torch.Tensor) -> torch.Tensor:
     """The layer as written before issue 34: every step from ball points, explicit attention."""
     c, H, o = layer.c, layer.heads, layer.head_dim
     B, V, d = x.shape
     h = pm.logmap0(x, c)
     y = torch.einsum("rod,bvd->brvo", layer.kernel.reshape(3 * H, o, d), h)
-    y = pm.mobius_add(pm.expmap0(y, c), pm.expmap0(layer.bias.reshape(1, 3 * H, 1, o), c), c)
+    y = pm.project(pm.mobius_add(pm.expmap0(y, c), pm.expmap0(layer.bias.reshape(1, 3 * H, 1, o), c), c), c)
     q, k, v = y.view(B, 3, H, V, o).unbind(1)
     m = _reference_midpoint(v, dense_gated_attention(-pairwise_distance(q, k, c), edge_term), c)
     s = pm.logmap0(x, c) + layer.out(m.permute(0, 2, 1, 3).reshape(B, V, H * o))

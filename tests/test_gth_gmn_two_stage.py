@@ -112,3 +112,24 @@ def test_protocols_and_bad_configs():
     )
     assert set(res.gates) == {"reconstruction", "task"} and res.steps == 4
     assert Budget(max_steps=4).total_steps(2) == 4
+
+
+def test_a_fresh_model_loads_the_state_of_a_sized_frozen_head():
+    from hgutils.weightspace.metanets.gth_gmn.model import ProjectedLinearHead
+    from hgutils.weightspace.tasks import predict_outputs
+
+    zoo = make_zoo(24, T=2)
+    y = zoo.meta["label"]
+    kw = dict(protocol="two_stage", head_networks_per_param=2.0, refine_steps=2)
+    m = _model(zoo, **kw)
+    data = m.prepare(zoo)
+    cfg = TrainConfig(steps=20, batch_size=8, lr=3e-3, patience=1000)
+    fit(m, data, y, torch.arange(16), torch.arange(16, 20), torch.arange(20, 24), cfg)
+    assert isinstance(m.head, ProjectedLinearHead)  # the sized head replaced the default one
+    fresh = _model(zoo, **kw)
+    assert not isinstance(fresh.head, ProjectedLinearHead)
+    fresh.load_state_dict(m.state_dict())
+    test = torch.arange(20, 24)
+    assert torch.equal(predict_outputs(fresh, data, test), predict_outputs(m, data, test))
+    with pytest.raises(RuntimeError, match="Missing key"):  # anything else missing is still refused
+        _model(zoo, **kw).load_state_dict({k: v for k, v in m.state_dict().items() if k != "head.net.0.bias"})

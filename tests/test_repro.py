@@ -213,3 +213,21 @@ def test_a_claim_whose_models_did_not_train_is_inconclusive(tmp_path):
     back = Claims.load(c.save(tmp_path))
     assert [r.verdict for r in back.rows] == [INCONCLUSIVE, "holds"]
     assert back.rows[0].trained["B"]["trained"] is False and "inconclusive" in back.markdown()
+
+
+def test_source_fingerprint_follows_every_edit_below_a_folder_and_nothing_else(tmp_path):
+    from hgutils.repro import source_fingerprint
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    (pkg / "notes.txt").write_text("not code")
+    before = source_fingerprint([pkg])
+    assert source_fingerprint([pkg]) == before and len(before) == 16
+    (pkg / "notes.txt").write_text("edited, still not code")
+    assert source_fingerprint([pkg]) == before
+    (pkg / "sub" / "b.py").write_text("y = 3\n")  # a nested module edited
+    assert source_fingerprint([pkg]) != before
+    assert source_fingerprint([pkg / "a.py"]) != source_fingerprint([pkg])
+    assert source_fingerprint([tmp_path / "missing.py"]) == source_fingerprint([])

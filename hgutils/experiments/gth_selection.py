@@ -30,7 +30,6 @@ a rerun reads it instead of training again.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 import time
@@ -44,7 +43,7 @@ import torch
 from torch import Tensor
 
 from hgutils.parallel import forked_map
-from hgutils.repro import cached, seed_everything
+from hgutils.repro import cached, seed_everything, source_fingerprint
 from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 from hgutils.weightspace.tasks import TrainConfig, fit, frozen_probe_components, linear_probe, probe_features
@@ -180,25 +179,22 @@ def _masked_target(target: Tensor | None, splits: Any) -> Tensor | None:
 
 
 def _code_fingerprint() -> str:
-    """sha256 of the source that trains and scores GTH-GMN (its package, the layers, the manifolds,
-    the loop, the comparison protocol and this module): an edit to any of them reruns the grid."""
+    """:func:`hgutils.repro.source_fingerprint` of the source that trains and scores GTH-GMN (its package,
+    the layers, the manifolds, the loop, the comparison protocol and this module): an edit to any of them
+    reruns the grid."""
     root = Path(__file__).resolve().parents[1]
-    files = [
-        *sorted((root / "weightspace" / "metanets" / "gth_gmn").glob("*.py")),
-        *sorted((root / "nn").glob("*.py")),
-        *sorted((root / "manifolds").glob("*.py")),
-        root / "weightspace" / "tasks.py",
-        root / "weightspace" / "graphs.py",
-        root / "weightspace" / "comparison.py",
-        root / "loop.py",
-        Path(__file__).resolve(),
-    ]
-    h = hashlib.sha256()
-    for f in files:
-        if f.exists():
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    return source_fingerprint(
+        [
+            root / "weightspace" / "metanets" / "gth_gmn",
+            root / "nn",
+            root / "manifolds",
+            root / "weightspace" / "tasks.py",
+            root / "weightspace" / "graphs.py",
+            root / "weightspace" / "comparison.py",
+            root / "loop.py",
+            Path(__file__).resolve(),
+        ]
+    )
 
 
 @dataclass(frozen=True)

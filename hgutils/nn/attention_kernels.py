@@ -171,7 +171,10 @@ def translated_exp0(y: Tensor, beta: Tensor, c: float) -> tuple[Tensor, Tensor]:
     so :math:`p = A y + B\beta` with per-row scalars :math:`A = \tau(g_u + S)/D`, :math:`B = g_u/D`,
     :math:`D = g_u g_\beta + S`, and :math:`\|p\|^2 = A^2\|y\|^2 + 2AB\langle y, \beta\rangle + B^2\|\beta\|^2`:
     two reductions over ``o`` and two full-width products. The guards are those of ``expmap0`` and
-    ``mobius_add`` (norm floored at ``MIN_NORM``, ``tanh`` input at 15, denominator floored)."""
+    ``mobius_add`` (norm floored at ``MIN_NORM``, ``tanh`` input at 15, denominator floored), and the
+    ball's, :func:`~hgutils.manifolds.poincare.project`: a point beyond :math:`(1 - \varepsilon)/\sqrt c`
+    (where ``tanh`` rounds to 1 the sum lands on the sphere at infinity, and every distance to it, conformal
+    factor and gradient overflows) is pulled back onto that radius, a factor folded into ``A`` and ``B``."""
     yy = (y * y).sum(-1, keepdim=True)
     yb = (y * beta).sum(-1, keepdim=True)
     bb = (beta * beta).sum(-1, keepdim=True)
@@ -184,7 +187,9 @@ def translated_exp0(y: Tensor, beta: Tensor, c: float) -> tuple[Tensor, Tensor]:
     inv = 1.0 / (gu * (1 - c * bb) + S).clamp_min(MIN_NORM)
     A, B = tau * (gu + S) * inv, gu * inv
     p2 = (A * A * yy + 2.0 * A * B * yb + B * B * bb).clamp_min(0.0)
-    return torch.addcmul(B * beta, A, y), p2
+    r_max = (1.0 - BALL_EPS.get(y.dtype, BALL_EPS[torch.float32])) / sc
+    f = (r_max / p2.sqrt().clamp_min(MIN_NORM)).clamp_max(1.0)  # project's factor
+    return torch.addcmul((B * f) * beta, A * f, y), p2 * (f * f)
 
 
 def klein_weighted(v: Tensor, c: float, v2: Tensor | None = None) -> Tensor:

@@ -92,7 +92,9 @@ def cap_norm(v: Tensor, max_norm: float) -> Tensor:
 
 
 def hyperbolic_affine(x: Tensor, W: Tensor, b: Tensor, c: float, euclidean: bool = False) -> Tensor:
-    r"""Per-head hyperbolic affine map :math:`(W\otimes_c x)\oplus_c \exp_0(b)`.
+    r"""Per-head hyperbolic affine map :math:`(W\otimes_c x)\oplus_c \exp_0(b)`, projected into the ball
+    (:func:`~hgutils.manifolds.poincare.project`: where ``tanh`` rounds to 1 the point would lie on the sphere
+    at infinity).
 
     Parameters
     ----------
@@ -115,7 +117,7 @@ def hyperbolic_affine(x: Tensor, W: Tensor, b: Tensor, c: float, euclidean: bool
     y = torch.einsum("bhod,bvd->bhvo", W, h)
     if euclidean:
         return y + b[None, :, None, :]
-    return pm.mobius_add(pm.expmap0(y, c), pm.expmap0(b, c)[None, :, None, :], c)
+    return pm.project(pm.mobius_add(pm.expmap0(y, c), pm.expmap0(b, c)[None, :, None, :], c), c)
 
 
 class HyperbolicGraphAttention(nn.Module):

@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,7 +28,7 @@ from torch import Tensor
 
 from hgutils.parallel import forked_map
 from hgutils.presets import Preset
-from hgutils.repro import progress, seed_everything
+from hgutils.repro import cached, progress, seed_everything, source_fingerprint
 from hgutils.verdicts import Difference, compare_seeds
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 
@@ -57,6 +58,7 @@ __all__ = [
     "recon_table",
     "run_comparison",
     "summarize",
+    "variant_config",
 ]
 
 
@@ -238,6 +240,14 @@ def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: d
     """
     from hgutils.weightspace.metanets import build_metanet
 
+    base, snapshots, kw = variant_config(name, gth_overrides)
+    return build_metanet(base, zoo, task, out_dim, snapshots=snapshots, **kw)
+
+
+def variant_config(name: str, gth_overrides: dict[str, Any] | None = None) -> tuple[str, Any, dict[str, Any]]:
+    """What :func:`build_variant` builds for ``name``: ``(base model, snapshots, constructor overrides)``.
+    Two variants with equal configurations are the same model (e.g. "GTH-GMN" when the selection grid
+    chose the frozen two-stage reading, and "GTH-GMN (two-stage, frozen)")."""
     if name not in VARIANTS:
         raise ValueError(f"unknown model variant {name!r}; choose from {sorted(VARIANTS)}")
     v = VARIANTS[name]
@@ -249,7 +259,7 @@ def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: d
             from hgutils.weightspace.metanets.gth_gmn import GTHGMNConfig
 
             kw["refine_lr"] = scale * kw.get("refine_lr", GTHGMNConfig.refine_lr)
-    return build_metanet(v.base, zoo, task, out_dim, snapshots=v.snapshots, **kw)
+    return v.base, v.snapshots, kw
 
 
 # --------------------------------------------------------------------------------------------
@@ -670,6 +680,11 @@ def run_comparison(
         ``{model: epochs}``: a lower epoch cap for these models (an expensive baseline the budget cannot
         train to convergence); it replaces ``train_cfg.epochs`` (and a step cap) for that model only,
         and a run that reaches it is marked ``capped`` like any other.
+
+    Finished runs are cached (:meth:`_Runner.fit_run`): a rerun after a stop or a failure trains only
+    what had not finished, and two variants of one configuration (:func:`variant_config`, e.g. "GTH-GMN"
+    when the selection grid chose the frozen two-stage reading, and "GTH-GMN (two-stage, frozen)") train
+    once, the second reading the first's run.
     """
     from hgutils.weightspace.tasks import TrainConfig
 
@@ -720,6 +735,17 @@ def _check_augment(augment: Sequence[str]) -> tuple[str, ...]:
 _STAGE2_KEYS = frozenset({"refine_lr_scale", "refine_steps", "refine_lr"})
 
 
+#: bump when a cached final run's payload (:meth:`_Runner.fit_run`) changes its layout
+_RUN_CACHE_VERSION = 1
+
+
+def _run_code_fingerprint() -> str:
+    """The source a final run's outcome depends on: the meta-networks, the layers and manifolds, the
+    tasks, graphs and augmentations, the loop and this protocol (an edit to any of them retrains)."""
+    root = Path(__file__).resolve().parents[1]
+    return source_fingerprint([root / "weightspace", root / "nn", root / "manifolds", root / "loop.py"])
+
+
 def _stage1_groups(runs: Sequence[tuple[str, int, float, bool]]) -> list[list[tuple[str, int, float, bool]]]:
     """``runs`` grouped so that runs which can share a stage 1 (same base, snapshots, seed and
     constructor overrides apart from stage-2 settings) sit in one group, in their listed order."""
@@ -737,7 +763,7 @@ def _fit_group(
     """Fit one group of runs (in a forked worker); returns each run's row, curves and kept outputs."""
     out = []
     for name, seed, lr, keep in group:
-        row = runner.fit_one(name, seed, lr, keep_outputs=keep)
+        row = runner.fit_run(name, seed, lr, keep_outputs=keep)
         curves = {k: {seed: runner.res.curves[k][seed]} for k in (name, f"{name} (stage 1)") if k in runner.res.curves}
         kept = (runner.res.models.pop(name), runner.res.outputs.pop(name)) if keep else None
         out.append((row, curves, kept))
@@ -912,7 +938,6 @@ class _Runner:
         """Validation score of variant ``name`` at each learning rate of ``grid`` (first seed, a
         ``search_steps``-step run each, in ``workers`` forked processes when > 1; cached by zoo
         content, split, model and settings)."""
-        from hgutils.repro import cached
 
         def run() -> dict[float, float]:
             tries = [(name, seed, float(lr), search_steps) for lr in grid]
@@ -960,6 +985,56 @@ class _Runner:
         if self.lr_scaling == "none" or batch == recipe.batch_size:
             return self.recipes
         return f"{self.recipes}; lr {recipe.lr:g} {self.lr_scaling}-scaled from batch {recipe.batch_size} to {batch}"
+
+    def run_key(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
+        """Everything that decides one final run's outcome (the run cache's key): the prepared zoo's
+        content, target, split, the variant and its settings, the training configuration this run gets,
+        the gate, and the source of the models, the loop and this protocol."""
+        sp = self.splits
+        return {
+            "zoo": self.fingerprint,
+            "task": self.task,
+            "target": self.target,
+            "out_dim": self.out_dim,
+            "splits": [sp.train, sp.val, sp.test],
+            "model": variant_config(name, self.gth_overrides),  # by configuration: equal variants share a run
+            "seed": int(seed),
+            "lr": float(lr),
+            "keep": bool(keep_outputs),
+            "cfg": self.train_cfg_of(name, seed, lr),
+            "inputs": self.inputs_of(name),
+            "recipe": self._recipe_mode(self.recipe(name)) if self.recipe(name) is not None else None,
+            "gate": None if self.gate is None else asdict(self.gate),
+            "code": _run_code_fingerprint(),
+            "version": _RUN_CACHE_VERSION,
+        }
+
+    def fit_run(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
+        """:meth:`fit_one`, stored once finished (:func:`hgutils.repro.cached`, under ``comparison_run``):
+        a rerun of a stopped or failed comparison reads its finished runs -- row, curves, and for the
+        first seed the trained weights and test outputs -- instead of training them again."""
+        fresh = []
+
+        def run() -> dict[str, Any]:
+            fresh.append(True)
+            row = self.fit_one(name, seed, lr, keep_outputs)
+            curves = {k: self.res.curves[name + k][seed] for k in ("", " (stage 1)") if name + k in self.res.curves}
+            kept = None
+            if keep_outputs:
+                kept = {"state": self.res.models[name].state_dict(), "outputs": self.res.outputs[name]}
+            return {"row": row, "curves": curves, "kept": kept}
+
+        out = cached("comparison_run", self.run_key(name, seed, lr, keep_outputs), run)
+        if not fresh:  # read back (maybe a run of an equal variant): what the live run would have left behind
+            log.info("%s seed %d: read from the run cache (%s, trained before)", name, seed, out["row"]["model"])
+            for suffix, history in out["curves"].items():
+                self.res.curves.setdefault(name + suffix, {})[seed] = history
+            if out["kept"] is not None:
+                model = self.build(name)
+                self.data_of(model, name)
+                model.load_state_dict(out["kept"]["state"])
+                self.res.models[name], self.res.outputs[name] = model.eval(), tuple(out["kept"]["outputs"])
+        return {**out["row"], "model": name, "temporal": VARIANTS[name].temporal}
 
     def fit_one(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
         """Train variant ``name`` with ``seed`` at ``lr`` on the split; returns its results row (and
@@ -1032,7 +1107,7 @@ class _Runner:
         """Every ``(variant, seed, lr, keep_outputs)`` run, here or in ``workers`` forked processes
         (:func:`run_comparison`); the rows in the order of ``runs``."""
         if workers <= 1 or len(runs) <= 1:
-            return [self.fit_one(n, s, lr, keep_outputs=k) for n, s, lr, k in progress(runs, desc=desc)]
+            return [self.fit_run(n, s, lr, keep_outputs=k) for n, s, lr, k in progress(runs, desc=desc)]
         for name in dict.fromkeys(r[0] for r in runs):  # containers built once, before the fork shares them
             self.data_of(self.build(name), name)
         done: dict[tuple[str, int], dict[str, Any]] = {}

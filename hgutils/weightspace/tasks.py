@@ -322,6 +322,12 @@ def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg
 
 
 # ------------------------------------------------------------------------------------------ the task
+def _grad_norm(params: list[torch.nn.Parameter]) -> Tensor:
+    """The global 2-norm of the gradients of ``params`` (0 when none has one)."""
+    grads = [p.grad for p in params if p.grad is not None]
+    return torch.nn.utils.get_total_norm(grads) if grads else torch.zeros(())
+
+
 MAX_SKIPPED_IN_A_ROW = 20  # consecutive steps with non-finite gradients that end a run as diverged
 
 
@@ -392,11 +398,13 @@ class MetaNetTask(TrainTask):
         loss.backward()
         out = {k: float(torch.as_tensor(v).detach()) for k, v in terms.items()}
         out["loss"] = float(loss.detach())
-        if not self._finite_gradients():
+        norm_e = _grad_norm(self.euclid)  # what the clip reads (clip_grad_norm_'s own first half)
+        norm_r = _grad_norm([p for g in self.opt_r.param_groups for p in g["params"]]) if self.opt_r else None
+        if not bool(torch.isfinite(norm_e)) or (norm_r is not None and not bool(torch.isfinite(norm_r))):
             return self._skip(out)
         self.skipped_in_a_row = 0
         if self.cfg.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(self.euclid, self.cfg.grad_clip)
+            torch.nn.utils.clip_grads_with_norm_(self.euclid, self.cfg.grad_clip, norm_e)
         self.opt_e.step()
         if self.warmup is not None:
             self.warmup.step()
@@ -404,15 +412,10 @@ class MetaNetTask(TrainTask):
             self.opt_r.step()
         return out
 
-    def _finite_gradients(self) -> bool:
-        """Whether every gradient of this step is finite (a finite loss can still back-propagate an
-        infinite derivative, e.g. of a square root or arcosh at the edge of its domain)."""
-        params = self.euclid + ([p for g in self.opt_r.param_groups for p in g["params"]] if self.opt_r else [])
-        grads = [p.grad for p in params if p.grad is not None]
-        return not grads or bool(torch.isfinite(torch.nn.utils.get_total_norm(grads)))
-
     def _skip(self, out: dict[str, float]) -> dict[str, float]:
-        """Drop this step's non-finite gradients without an update, as a loss scaler does (the epoch
+        """Drop this step's non-finite gradients without an update, as a loss scaler does (a finite loss can
+        still back-propagate an infinite derivative, e.g. of a square root or arcosh at the edge of its
+        domain; the epoch
         row's ``skipped`` is the share of such steps); :data:`MAX_SKIPPED_IN_A_ROW` in a row end the
         run as diverged (:func:`hgutils.loop.train`)."""
         self.skipped_in_a_row += 1

@@ -27,6 +27,7 @@ Ablations: ``snapshots=1``, ``euclidean=True`` (c -> 0), ``use_gru=False``, any 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -147,6 +148,15 @@ class GTHGMN(MetaNet):
         _, _, vh = torch.linalg.svd(x, full_matrices=False)
         self.head = ProjectedLinearHead(self.task, vh[:p].T.to(z_train.dtype).contiguous(), k).to(z_train.device)
         return p
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
+        """``nn.Module.load_state_dict``; a state saved after :meth:`size_head` (it holds ``head.proj``)
+        first gets the sized head, built from the saved projection, so a fresh model can load it."""
+        proj = state_dict.get("head.proj")
+        if proj is not None and not isinstance(self.head, ProjectedLinearHead):
+            k = self.head.net[-1].out_features
+            self.head = ProjectedLinearHead(self.task, torch.zeros_like(proj), k).to(proj.device)
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     # ------------------------------------------------------------------ construction / data
     @classmethod
