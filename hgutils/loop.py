@@ -315,7 +315,7 @@ def train(
                     raise FloatingPointError(f"{desc or type(task).__name__} diverged at {where}: {exc}") from exc
                 res.diverged = f"{where}: {exc}"
                 res.stopped = f"diverged at {where}; kept the best validated epoch {res.best_epoch}"
-                log.warning("%s %s", desc or type(task).__name__, res.stopped)
+                log.info("%s %s", desc or type(task).__name__, res.stopped)  # the row says it (diverged)
                 break
             t_train = time.perf_counter() - t0
             row: dict[str, float] = {"epoch": epoch, "step": res.steps, **task.end_epoch(epoch, sums, n)}

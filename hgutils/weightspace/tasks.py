@@ -421,7 +421,7 @@ class MetaNetTask(TrainTask):
         self.skipped_in_a_row += 1
         if self.skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW:
             raise FloatingPointError(f"non-finite gradients in {self.skipped_in_a_row} consecutive steps")
-        log.warning("skipped a step with non-finite gradients (loss %.4g)", out["loss"])
+        log.debug("skipped a step with non-finite gradients (loss %.4g)", out["loss"])
         return {**out, "skipped": 1.0}
 
     def evaluate(self) -> dict[str, float]:
