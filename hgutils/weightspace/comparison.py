@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -52,11 +53,11 @@ __all__ = [
     "node_embeddings",
     "paper_table",
     "per_seed",
-    "run_lengths",
     "prepare_inputs",
     "protocol_table",
     "recon_table",
     "run_comparison",
+    "run_lengths",
     "summarize",
     "variant_config",
 ]
@@ -739,9 +740,11 @@ _STAGE2_KEYS = frozenset({"refine_lr_scale", "refine_steps", "refine_lr"})
 _RUN_CACHE_VERSION = 1
 
 
+@functools.cache
 def _run_code_fingerprint() -> str:
     """The source a final run's outcome depends on: the meta-networks, the layers and manifolds, the
-    tasks, graphs and augmentations, the loop and this protocol (an edit to any of them retrains)."""
+    tasks, graphs and augmentations, the loop and this protocol (an edit to any of them retrains); read
+    once per process, not once per run."""
     root = Path(__file__).resolve().parents[1]
     return source_fingerprint([root / "weightspace", root / "nn", root / "manifolds", root / "loop.py"])
 
