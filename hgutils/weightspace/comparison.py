@@ -682,6 +682,8 @@ def run_comparison(
         train to convergence); it replaces ``train_cfg.epochs`` (and a step cap) for that model only,
         and a run that reaches it is marked ``capped`` like any other.
 
+    Notes
+    -----
     Finished runs are cached (:meth:`_Runner.fit_run`): a rerun after a stop or a failure trains only
     what had not finished, and two variants of one configuration (:func:`variant_config`, e.g. "GTH-GMN"
     when the selection grid chose the frozen two-stage reading, and "GTH-GMN (two-stage, frozen)") train
