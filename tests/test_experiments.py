@@ -324,6 +324,23 @@ def test_presets_are_valid(cls):
         cls.from_scale("huge")
 
 
+@pytest.mark.parametrize("scale", ["smoke", "medium", "paper"])
+def test_02s_grid_chooses_only_protocols_that_train_infonce_through_the_encoder(scale):
+    """Issue 36: on 02 the chosen GTH-GMN is trained with InfoNCE. Every cell of the selection grid trains the
+    task objective through the encoder (``finetune``, ``joint``), whatever it chooses; the paper's literal
+    two-stage reading stays a row of its own, built two-stage over whatever the grid chose."""
+    from hgutils.experiments import gth_selection as gsel
+
+    cfg = nb02.CONFIG.from_scale(scale)
+    cells = gsel.grid_of(cfg).cells()
+    assert cells and {p for p, _, _ in cells} <= {"finetune", "joint"}
+    assert "GTH-GMN (two-stage, frozen)" in cfg.variants
+    for protocol, _, _ in cells:
+        chosen = {"protocol": protocol}
+        assert ex.variant_config("GTH-GMN", chosen)[2]["protocol"] == protocol
+        assert ex.variant_config("GTH-GMN (two-stage, frozen)", chosen)[2]["protocol"] == "two_stage"
+
+
 def test_class_separation():
     x = torch.tensor([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
     assert ex.class_separation(x, torch.tensor([0, 0, 1, 1])) > 0.9
