@@ -51,8 +51,9 @@ ENTRIES: tuple[tuple[str, str, bool], ...] = (
 BATCH = 32
 
 
-class Deadline(Exception):
-    pass
+def _key(config: str, step: str, compiled: bool) -> str:
+    """An entry's name in the report: ``"large+compile joint"``."""
+    return f"{config}{'+compile' if compiled else ''} {step}"
 
 
 def _sync(device: str) -> None:
@@ -120,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--T", type=int, default=20, help="snapshots per trajectory (default 20, as metanets.py)")
     p.add_argument("--reps", type=int, default=10, help="timed steps per entry after the first (default 10)")
     p.add_argument("--minutes", type=float, default=7.0, help="wall-time limit (default 7)")
+    p.add_argument("--batch", type=int, default=BATCH, help=f"networks per step (default {BATCH})")
+    p.add_argument(
+        "--only", default="", help="comma-separated entry keys to run, e.g. 'default joint,large+compile joint'"
+    )
     p.add_argument("--tiny", action="store_true", help="toy sizes (T = 3, batch 4, 2 reps, eager only)")
     a = p.parse_args(argv)
     if not (a.device == "cpu" or a.device.startswith("cuda")):
@@ -128,11 +133,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.device.startswith("cuda") and not torch.cuda.is_available():
         print("error: no CUDA device (use --device cpu --tiny for a toy run)", file=sys.stderr)
         return 2
-    if a.T < 1 or a.reps < 1 or not a.minutes > 0:
-        print(f"error: --T, --reps and --minutes must be positive; got {a.T}, {a.reps}, {a.minutes}", file=sys.stderr)
+    if a.T < 1 or a.reps < 1 or a.batch < 2 or not a.minutes > 0:
+        print(
+            f"error: --T, --reps, --minutes must be positive and --batch >= 2; got {a.T}, {a.reps}, {a.minutes}, "
+            f"{a.batch}",
+            file=sys.stderr,
+        )
         return 2
-    T, reps, batch = (3, 2, 4) if a.tiny else (a.T, a.reps, BATCH)
-    entries = [e for e in ENTRIES if not (a.tiny and e[2])]
+    only = [k.strip() for k in a.only.split(",") if k.strip()]
+    unknown = sorted(set(only) - {_key(*e) for e in ENTRIES})
+    if unknown:
+        print(f"error: unknown --only entries {unknown}; choose from {[_key(*e) for e in ENTRIES]}", file=sys.stderr)
+        return 2
+    T, reps, batch = (3, 2, 4) if a.tiny else (a.T, a.reps, a.batch)
+    entries = [e for e in ENTRIES if not (a.tiny and e[2]) and (not only or _key(*e) in only)]
     a.out.mkdir(parents=True, exist_ok=True)
     path = a.out / "gth_step.json"
     name = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else "cpu"
@@ -147,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     start = time.perf_counter()
     for config, step, compiled in entries:
-        key = f"{config}{'+compile' if compiled else ''} {step}"
+        key = _key(config, step, compiled)
         if time.perf_counter() - start > 60 * a.minutes:
             rep["entries"][key] = {"status": "not run: time limit"}
             _write(path, rep)

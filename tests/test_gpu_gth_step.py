@@ -34,9 +34,21 @@ def test_tiny_cpu_run_times_every_eager_entry(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))  # written atomically
 
 
+def test_only_runs_the_named_entries(tmp_path):
+    r = _run([str(tmp_path), "--device", "cpu", "--tiny", "--only", "large joint"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert list(json.loads((tmp_path / "gth_step.json").read_text())["entries"]) == ["large joint"]
+
+
 @pytest.mark.parametrize(
     "args",
-    [["--device", "tpu"], ["--device", "cpu", "--T", "0"], ["--device", "cpu", "--minutes", "0"]]
+    [
+        ["--device", "tpu"],
+        ["--device", "cpu", "--T", "0"],
+        ["--device", "cpu", "--minutes", "0"],
+        ["--device", "cpu", "--batch", "1"],
+        ["--device", "cpu", "--only", "default joint,bogus"],
+    ]
     + ([] if torch.cuda.is_available() else [["--device", "cuda"]]),
 )
 def test_bad_arguments_exit_2_with_one_line(tmp_path, args):
