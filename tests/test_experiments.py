@@ -206,8 +206,10 @@ def test_make_splits_disjoint_stratified_deterministic():
         ex.make_splits(10, 0.2, 0.2, labels=torch.zeros(9))
 
 
-def test_run_comparison_identical_splits_and_table(monkeypatch):
+def test_run_comparison_identical_splits_and_table(monkeypatch, tmp_path):
     import hgutils.weightspace.tasks as training
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))  # a fresh run cache: every run must call fit
 
     zoo = _tiny_zoo()
     splits = ex.make_splits(len(zoo), 0.2, 0.25, seed=0)
