@@ -110,7 +110,7 @@ class INRClassificationConfig(ComparisonSettings):
         "schedule": ("log", "uniform"),  # snapshot spacings of the zoos
         "aug_curve_variants": ComparisonSettings.CHOICES["variants"],
     }
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 88.7}  # alone; over 45: see docs/claims.md
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 73.8}  # alone; over 45: see docs/claims.md
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"curve_sizes": (30, 60, 90), "curve_images": 130},
@@ -137,12 +137,12 @@ class INRClassificationConfig(ComparisonSettings):
             "gth_sizes": ("default", "large"),
             "select_lr_grid": (),
             # the 12 cells run in the 2 workers; two_stage cells also embed every training and validation INR
-            # (stage-2 refinement included). Measured (2026-12-03, this zoo, eager): 5,736 CPU-s in all, 51 min
-            # of wall time; per cell two_stage 360 / 730 CPU-s (default / large), finetune 310 / 890, joint 142 /
-            # 435; no cell passed the learnability gate at 300 steps (validation accuracy 10.0-13.3 %, chance
-            # 10 %), so the declared first cell is kept. With the grid the notebook would run ~2 h (estimated),
-            # over the 90-minute budget. A probe with compile=True (cold cache) had not finished 40 steps per cell
-            # after 11 min; a cold compile of one training step alone measured 118 s (default) and 231 s (large)
+            # (stage-2 refinement included). Measured (2026-12-06, published run, eager): 3,054 CPU-s in all, 26 min
+            # of wall time; per cell two_stage 195 / 414 CPU-s (default / large), finetune 156 / 460, joint 76 / 225;
+            # no cell passed the learnability gate at 300 steps (validation accuracy 10.0-15.3 %, chance 10 %), so
+            # the declared first cell (two_stage, default, lr 1e-3) is kept, and the final GTH-GMN runs are the
+            # frozen two-stage reading with stage 1 capped at pretrain_steps. The whole notebook took 73.8 min
+            # (zoos 2.1, grid + main table 53.4, shared-init zoo 1.5, learning curve 3.6, augmentation curve 12.6)
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 160,
