@@ -141,8 +141,7 @@ class INRClassificationConfig(ComparisonSettings):
             # of wall time; per cell two_stage 195 / 414 CPU-s (default / large), finetune 156 / 460, joint 76 / 225;
             # no cell passed the learnability gate at 300 steps (validation accuracy 10.0-15.3 %, chance 10 %), so
             # the declared first cell (two_stage, default, lr 1e-3) is kept, and the final GTH-GMN runs are the
-            # frozen two-stage reading with stage 1 capped at pretrain_steps. The whole notebook took 73.8 min
-            # (zoos 2.1, grid + main table 53.4, shared-init zoo 1.5, learning curve 3.6, augmentation curve 12.6)
+            # frozen two-stage reading with stage 1 capped at pretrain_steps (sections: docs/claims.md)
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 160,
