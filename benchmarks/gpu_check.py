@@ -108,7 +108,7 @@ class Report:
         return self.data["parts"].setdefault(name, {"models": {}})
 
     def write(self) -> None:
-        from hgutils.repro import atomic_write_text
+        from hgutils.atomic import atomic_write_text
 
         self.data["wall_s"] = round(time.perf_counter() - self.data["_t0"], 1)
         payload = {k: v for k, v in self.data.items() if not k.startswith("_")}

@@ -16,7 +16,7 @@ evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
 * the learnability check (:class:`LearnabilityGate`): the task's training loss on a fixed probe set
   before the first step and after the last (:meth:`TrainTask.probe`); a run whose loss never left
   its initial plateau, or whose training accuracy stayed at chance, is marked *did not train*;
-* a progress bar over optimiser steps (:func:`hgutils.repro.progress`).
+* a progress bar over optimiser steps (:func:`hgutils.progress.progress`).
 
 The tasks in the library: :class:`hgutils.weightspace.tasks.MetaNetTask` (meta-networks on a
 zoo), :class:`hgutils.nn.fitting.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
@@ -34,7 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hgutils.repro import load_checked, progress, save_checked
+from hgutils.progress import progress
+from hgutils.repro import load_checked, save_checked
 
 log = logging.getLogger("hgutils")
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from hgutils.repro import progress
+from hgutils.progress import progress
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -49,7 +49,7 @@ def save_figure(fig: plt.Figure, figures_dir: str | os.PathLike, name: str, svg:
     The PNG metadata carries no timestamp, so re-running a notebook rewrites identical bytes when
     the numbers are identical.
     """
-    from hgutils.repro import atomic_write_bytes
+    from hgutils.atomic import atomic_write_bytes
 
     if not name or "/" in name:
         raise ValueError(f"figure name must be a plain file stem; got {name!r}")

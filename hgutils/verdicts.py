@@ -46,7 +46,7 @@ is contradicted when it lies beyond it in the other, and is inconclusive otherwi
 over 3-5 seeds has too few resamples to give an interval, hence the F-based rule.
 
 **Runs stopped by their budget** (``inconclusive (capped)``, applied by
-:attr:`hgutils.repro.Claim.verdict`). A model's run is *capped* when it stopped because its epoch or
+:attr:`hgutils.ledger.Claim.verdict`). A model's run is *capped* when it stopped because its epoch or
 step budget ran out rather than by early stopping; under early stopping with patience ``p`` that
 means its validation score improved within its last ``p`` epochs, i.e. it was still improving. A
 claim the criterion contradicts reads ``inconclusive (capped)`` instead when a model that loses it
@@ -55,7 +55,7 @@ longer training could reverse the outcome. The measured difference stays in the 
 
 Each result has ``verdict``, ``detail`` (one line for the ledger, e.g.
 ``"inconclusive: +1.9 ± 2.2 points; resolvable ≥ 4.4 at 3 seeds"``) and ``to_dict()``; pass it to
-:meth:`hgutils.repro.Claims.add` as ``test=``.
+:meth:`hgutils.ledger.Claims.add` as ``test=``.
 """
 
 from __future__ import annotations

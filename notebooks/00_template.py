@@ -52,8 +52,9 @@ max_norm = None  # float or None: largest tangent norm sqrt(c)|v| tested
 
 # %% tags=[]
 from hgutils.experiments import nb00_template as ex
+from hgutils.ledger import Claims
 from hgutils.plotting import save_figure
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 
 cfg = ex.CONFIG.from_scale(scale, n_points=n_points, max_norm=max_norm)
 seed_everything(seed)

@@ -78,9 +78,10 @@ from IPython.display import Markdown, display
 
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb01_inr_classification as ex
+from hgutils.ledger import Claims
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_embedding_pca, plot_results_bars, plot_training_curves, save_figure
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 from hgutils.weightspace import comparison as cmp
 from hgutils.weightspace.recipe_deviations import as_the_authors_run_it, deviations
 from hgutils.weightspace.tasks import embeddings

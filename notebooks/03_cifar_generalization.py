@@ -76,9 +76,10 @@ from IPython.display import display
 
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb03_cifar_generalization as ex
+from hgutils.ledger import Claims
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_pred_vs_true, plot_results_bars, plot_training_curves, save_figure
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 from hgutils.weightspace import comparison as cmp
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)

@@ -86,8 +86,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
+from hgutils.ledger import Claims
 from hgutils.plotting import save_figure
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 
 clock = ex.Stopwatch()
 cfg = ex.CONFIG.from_scale(

@@ -83,9 +83,10 @@ from IPython.display import display
 
 from hgutils.data.points import swiss_roll, unrolled_plane
 from hgutils.experiments import nb05_msa_rich_vs_lazy as ex
+from hgutils.ledger import Claims
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import save_figure, use_style
-from hgutils.repro import Claims, cached, output_dirs, seed_everything
+from hgutils.repro import cached, output_dirs, seed_everything
 from hgutils.similarity import (
     linear_cka,
     mlp_pullback_metrics,

@@ -81,8 +81,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hgutils.experiments import nb06_pe_symmetry_readout as ex
+from hgutils.ledger import Claims
 from hgutils.plotting import save_figure, use_style
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 from hgutils.symmetry.encodings import RandomFourierPE, lift_table
 from hgutils.symmetry.groups import candidate_elements, rotation, rotation_sweep
 from hgutils.symmetry.shapes import default_shapes

@@ -68,9 +68,10 @@ import pandas as pd
 from IPython.display import display
 
 from hgutils.experiments import nb07_training_geometry as ex
+from hgutils.ledger import Claims
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import save_figure
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
 cfg = ex.CONFIG.from_scale(scale, n_inrs=n_inrs, T=T, epochs=epochs)

@@ -61,9 +61,10 @@ from sklearn.datasets import load_digits
 from torch import nn
 
 from hgutils.experiments import nb08_your_own_networks as ex
+from hgutils.ledger import Claims
 from hgutils.loop import train
 from hgutils.plotting import save_figure
-from hgutils.repro import Claims, output_dirs, seed_everything
+from hgutils.repro import output_dirs, seed_everything
 from hgutils.symmetry import DyadicAxisPE, FourierPE, candidate_elements, lift_table, reflection, rotation
 from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig

@@ -7,7 +7,7 @@ import pytest
 
 from hgutils import runner
 from hgutils.__main__ import main
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.runner.claims_report import (
     PUBLISHED_ROOT,
     README_END,

@@ -13,8 +13,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from hgutils import repro
-from hgutils.repro import Claims, DeviceLog, device_summary, html_value
+from hgutils import device_log
+from hgutils.device_log import DeviceLog, device_summary
+from hgutils.ledger import Claims, html_value
 
 
 class _Result:
@@ -60,7 +61,7 @@ def test_a_cuda_request_that_every_cell_ran_on_the_cpu_is_said_in_the_table():
 
 
 def test_the_device_record_is_saved_and_loaded(tmp_path, monkeypatch):
-    monkeypatch.setattr(repro, "_DEVICE_LOG", None)
+    monkeypatch.setattr(device_log, "_DEVICE_LOG", None)
     plain = Claims("nb", "smoke")
     assert plain.device is None and plain.to_dict()["device"] is None and plain.device_line() == ""
     asked = Claims("nb", "smoke", device="cuda:1")
@@ -68,7 +69,7 @@ def test_the_device_record_is_saved_and_loaded(tmp_path, monkeypatch):
     assert "not recorded" in asked.device_line()
     log = DeviceLog("cuda", counts=dict)
     log.post_run_cell(_Result(1))
-    monkeypatch.setattr(repro, "_DEVICE_LOG", log)
+    monkeypatch.setattr(device_log, "_DEVICE_LOG", log)
     c = Claims("nb", "smoke")
     c.add("a", "s", paper=1, ours=1, criterion="c", holds=True, source="s")
     back = Claims.load(c.save(tmp_path))
@@ -77,7 +78,7 @@ def test_the_device_record_is_saved_and_loaded(tmp_path, monkeypatch):
     old = json.loads((tmp_path / "claims.json").read_text())
     del old["device"]  # a ledger written before the device record
     (tmp_path / "claims.json").write_text(json.dumps(old))
-    monkeypatch.setattr(repro, "_DEVICE_LOG", None)
+    monkeypatch.setattr(device_log, "_DEVICE_LOG", None)
     assert Claims.load(tmp_path / "claims.json").device is None
 
 
@@ -101,7 +102,7 @@ def test_a_notebook_run_in_a_kernel_records_its_cells_devices(tmp_path, device):
     cells = [
         nbformat.v4.new_code_cell(f"device = {device!r}\nscale = 'smoke'"),
         nbformat.v4.new_code_cell(
-            "from hgutils.repro import Claims, output_dirs\n"
+            "from hgutils.ledger import Claims\nfrom hgutils.repro import output_dirs\n"
             f"out_res, _ = output_dirs('99_dev', scale, {str(tmp_path)!r})"
         ),
         nbformat.v4.new_code_cell("import torch\nx = torch.ones(3) * 2"),

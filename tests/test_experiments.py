@@ -398,7 +398,7 @@ def _sine_run(values: dict[str, list[float]]):
 
 
 def test_sine_claims_judge_the_ordering_pairwise_through_the_verdict_rule():
-    from hgutils.repro import Claims
+    from hgutils.ledger import Claims
     from hgutils.verdicts import compare_ordering
 
     vals = {

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
+from hgutils.ledger import Claims
 from hgutils.nn.fitting import History
-from hgutils.repro import INCONCLUSIVE, Claims
+from hgutils.verdicts import DID_NOT_TRAIN
 
 
 def test_presets_follow_the_issue_and_the_paper() -> None:
@@ -152,7 +153,7 @@ def test_cifar_claims_judge_speed_and_leave_the_200_epoch_order_untested() -> No
     assert "resolvable" in {r.id: r.verdict_detail for r in c.rows}["cifar10_speed_ilnn_vs_euclidean"]
     c2 = Claims("04_ilnn_cifar_genomics", "medium")  # a model that did not train makes the verdict inconclusive
     ex.cifar_claims(c2, "cifar10", _runs({k: [0.4] * 3 for k in ex.FLAVOURS}, ("hcnn",)), data, cfg, judge=True)
-    assert _verdicts(c2)["cifar10_speed_ilnn_vs_hcnn"] == INCONCLUSIVE
+    assert _verdicts(c2)["cifar10_speed_ilnn_vs_hcnn"] == DID_NOT_TRAIN
     assert _verdicts(c2)["cifar10_speed_ilnn_vs_euclidean"] == "inconclusive"  # a zero difference
     c3 = Claims("04_ilnn_cifar_genomics", "smoke")
     ex.cifar_claims(c3, "cifar10", runs, data, cfg, judge=False)

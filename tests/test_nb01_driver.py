@@ -8,7 +8,7 @@ import torch
 from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.weightspace import comparison as cmp
 from hgutils.weightspace.comparison import ComparisonResult, Splits
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hgutils.experiments import nb03_cifar_generalization as nb03
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.verdicts import CONTRADICTED, HOLDS, NOT_TESTED
 from hgutils.weightspace.comparison import ComparisonResult, make_splits, summarize
 from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hgutils.experiments import nb06_pe_symmetry_readout as ex
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.symmetry.groups import candidate_elements, rotation_sweep
 from hgutils.symmetry.shapes import default_shapes
 

@@ -12,9 +12,9 @@ import torch
 from test_training_loop import SMALL_GTH, make_zoo
 
 from hgutils.experiments import nb07_training_geometry as ex
+from hgutils.ledger import Claims
 from hgutils.loop import TrainLog
 from hgutils.manifolds import poincare as pm
-from hgutils.repro import Claims
 from hgutils.verdicts import CAPPED
 from hgutils.weightspace.metanets import build_metanet
 

@@ -13,8 +13,8 @@ import torch
 from torch import nn
 
 from hgutils.experiments import nb08_your_own_networks as ex
+from hgutils.ledger import Claims
 from hgutils.manifolds import poincare as pm
-from hgutils.repro import Claims
 from hgutils.weightspace.embedding_geometry import disk_coordinates, hyperbolic_radius
 from hgutils.weightspace.graphs import mlp_topology
 from hgutils.weightspace.zoo import Zoo

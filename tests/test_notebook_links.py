@@ -16,6 +16,7 @@ import nbformat
 import pytest
 
 from hgutils import runner
+from hgutils.ledger import Claims
 from hgutils.notebook_tools import links
 from hgutils.notebook_tools.links import (
     LINKS_END,
@@ -28,7 +29,7 @@ from hgutils.notebook_tools.links import (
     refresh_readme,
     with_links,
 )
-from hgutils.repro import REPO_ROOT, Claims
+from hgutils.repro import REPO_ROOT
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 NUMBERED = [p for p in NOTEBOOKS if not p.name.startswith("00_")]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.verdicts import INCONCLUSIVE, VERDICTS
 
 LEDGERS = sorted((Path(__file__).resolve().parents[1] / "results" / "medium").glob("*/claims.json"))

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 import torch
 
+from hgutils import progress as progress_mod
 from hgutils import repro
+from hgutils.ledger import Claims
 from hgutils.presets import Preset
-from hgutils.repro import Claims, cached, config_hash, load_checked, save_checked, seed_everything
+from hgutils.repro import cached, config_hash, load_checked, save_checked, seed_everything
 
 
 def test_seed_everything_reproduces_all_generators():
@@ -167,9 +169,9 @@ def test_presets_resolve_and_override():
 
 def test_progress_is_silent_under_pytest(monkeypatch):
     monkeypatch.delenv("HGUTILS_PROGRESS", raising=False)
-    assert repro.progress_enabled() is False
+    assert progress_mod.progress_enabled() is False
     monkeypatch.setenv("HGUTILS_PROGRESS", "1")
-    assert repro.progress_enabled() is True
+    assert progress_mod.progress_enabled() is True
 
 
 def test_output_dirs_layout(tmp_path):
@@ -180,8 +182,9 @@ def test_output_dirs_layout(tmp_path):
 
 
 def test_a_claim_whose_models_did_not_train_is_inconclusive(tmp_path):
+    from hgutils.ledger import Claims
     from hgutils.loop import LearnabilityGate
-    from hgutils.repro import INCONCLUSIVE, Claims
+    from hgutils.verdicts import DID_NOT_TRAIN
 
     gate = LearnabilityGate()
     ok, flat = gate.check(2.3, 0.5, 0.9, 0.1), gate.check(2.3, 2.29, 0.1, 0.1)
@@ -206,12 +209,12 @@ def test_a_claim_whose_models_did_not_train_is_inconclusive(tmp_path):
         source="s",
         trained={"A": ok, "C": {"trained": True, "reason": "fine"}},
     )
-    assert r1.verdict == INCONCLUSIVE and r1.untrained == ["B"] and "B" in r1.verdict_detail
+    assert r1.verdict == DID_NOT_TRAIN and r1.untrained == ["B"] and "B" in r1.verdict_detail
     assert r2.verdict == "holds"
     with pytest.raises(ValueError, match="bool 'trained'"):
         c.add("c", "x", paper=1, ours=1, criterion="y", holds=True, source="s", trained={"A": {"reason": "?"}})
     back = Claims.load(c.save(tmp_path))
-    assert [r.verdict for r in back.rows] == [INCONCLUSIVE, "holds"]
+    assert [r.verdict for r in back.rows] == [DID_NOT_TRAIN, "holds"]
     assert back.rows[0].trained["B"]["trained"] is False and "inconclusive" in back.markdown()
 
 

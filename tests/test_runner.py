@@ -90,7 +90,7 @@ def test_failure_names_notebook_and_cell(tmp_path, capsys):
 
 def test_claims_update_readme(tmp_path):
     out = tmp_path / "results"
-    from hgutils.repro import Claims
+    from hgutils.ledger import Claims
 
     c = Claims("05_x", "medium")
     c.add("k", "s", paper=1, ours=2, criterion="ours > paper", holds=True, source="p")
@@ -106,7 +106,7 @@ def test_claims_update_readme(tmp_path):
 
 
 def test_claims_refuses_a_smoke_table_for_the_medium_readme_section(tmp_path, capsys):
-    from hgutils.repro import Claims
+    from hgutils.ledger import Claims
 
     out = tmp_path / "results"
     readme = tmp_path / "README.md"

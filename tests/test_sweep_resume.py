@@ -12,8 +12,9 @@ import nbformat
 
 from hgutils import runner
 from hgutils.__main__ import main
+from hgutils.ledger import Claims
 from hgutils.presets import Preset
-from hgutils.repro import REPO_ROOT, Claims
+from hgutils.repro import REPO_ROOT
 
 TINY = Path(__file__).parent / "notebooks" / "tiny_claims.ipynb"
 QUIET = {"echo": lambda s: None}

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.verdicts import (
     CONTRADICTED,
     HOLDS,

@@ -334,7 +334,7 @@ def _folder_members(names: list[str], split: str) -> list[tuple[str, str]]:
 def _decode(blobs: Callable[[str], bytes], members: list[str]) -> np.ndarray:
     from PIL import Image
 
-    from hgutils.repro import progress
+    from hgutils.progress import progress
 
     arrays = []
     for m in progress(members, desc="decoding images"):

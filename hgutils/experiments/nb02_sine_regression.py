@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from torch import Tensor
 
+from hgutils.ledger import Claims
 from hgutils.plotting import pca_2d, use_style
-from hgutils.repro import Claims
 from hgutils.verdicts import all_of, compare_ordering, compare_spread
 from hgutils.weightspace import comparison
 from hgutils.weightspace.comparison import ComparisonSettings

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from hgutils.data.images import IMAGE_DATASETS
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.verdicts import all_of, compare_ordering, compare_seeds
 from hgutils.weightspace import comparison
 from hgutils.weightspace import references as refs_mod

@@ -32,6 +32,7 @@ from matplotlib.ticker import MaxNLocator
 
 from hgutils.data import DataNotFoundError, hierarchical_sequences, load_images, load_sequences, one_hot_dna
 from hgutils.data.resolve import stratified_split
+from hgutils.ledger import Claims
 from hgutils.loop import GateResult
 from hgutils.manifolds import lorentz as L
 from hgutils.nn.diagnostics import init_diagnostics
@@ -43,7 +44,6 @@ from hgutils.nn.ops import FLAVOURS, LorentzOptions
 from hgutils.nn.resnets import resnet
 from hgutils.plotting import use_style
 from hgutils.presets import Preset
-from hgutils.repro import Claims
 from hgutils.verdicts import Difference, all_of, compare_ordering, compare_seeds
 
 __all__ = [

@@ -390,7 +390,7 @@ def run_sweep(cfg: RichLazyConfig, seed: int = 0) -> dict[str, Any]:
     untrained networks (g = ``gain_untrained``) per K, then the lazy networks' initial weights.
     ``meta[i]`` = ``{"group", "classes", "seed", "trained", "gain"}``.
     """
-    from hgutils.repro import progress
+    from hgutils.progress import progress
     from hgutils.weightspace.stacked import init_mlp
 
     g = torch.Generator().manual_seed(seed)

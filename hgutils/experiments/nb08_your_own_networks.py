@@ -24,10 +24,10 @@ from matplotlib.colors import BoundaryNorm
 from matplotlib.lines import Line2D
 from torch import Tensor
 
+from hgutils.ledger import Claims
 from hgutils.loop import TrainLog
 from hgutils.plotting import poincare_disk, use_style
 from hgutils.presets import Preset
-from hgutils.repro import Claims
 from hgutils.similarity import linear_cka, mlp_layer_fn, msa, procrustes_similarity
 from hgutils.verdicts import all_of, compare_seeds
 from hgutils.weightspace.embedding_geometry import disk_coordinates, per_network_geometry

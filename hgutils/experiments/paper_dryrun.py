@@ -492,7 +492,7 @@ def _comparison(
 def _ledger(dr: DryRun, nb: str, fn: Callable[[Any], None], out: Path | None) -> None:
     """The notebook's claims code at ``scale="paper"`` on the dry-run results, saved under ``out/<nb>``
     (it checks that the paper-only branches run; the verdicts of a one-step run mean nothing)."""
-    from hgutils.repro import Claims
+    from hgutils.ledger import Claims
 
     def run() -> int:
         claims = Claims(f"{nb}_paper_dryrun", "paper")
@@ -956,7 +956,7 @@ def run_dryrun(
         log.info("dry run %s: %.0f s", nb, time.perf_counter() - t_nb)
     seconds = time.perf_counter() - t0
     if out_path is not None:
-        from hgutils.repro import atomic_write_text
+        from hgutils.atomic import atomic_write_text
 
         out_path.mkdir(parents=True, exist_ok=True)
         payload = {

@@ -4,7 +4,7 @@ The notebooks name the kernel ``python3``. :func:`ensure_kernel` makes that name
 running interpreter (the project's ``.venv``) by installing its kernelspec into the environment
 when it points elsewhere; :func:`lab_command` is the server's command line. The server's root is
 the repository (so a notebook's links to ``../results/medium/...`` open), its start page the
-``notebooks/`` folder. Progress bars (``hgutils.repro.progress``, ``tqdm.auto``) render as
+``notebooks/`` folder. Progress bars (``hgutils.progress.progress``, ``tqdm.auto``) render as
 widgets there because ``ipywidgets`` is installed; the runner and the tests set
 ``HGUTILS_PROGRESS=0``, so executed copies carry none.
 """

@@ -44,7 +44,7 @@ def collect_claims(scale: str, out: str | os.PathLike | None = None) -> list:
     ValueError
         If a ledger found there records another scale (e.g. a smoke ledger copied under medium/).
     """
-    from hgutils.repro import Claims
+    from hgutils.ledger import Claims
 
     root = Path(out) if out else RUN_ROOT
     ledgers = []
@@ -91,7 +91,7 @@ def claims_markdown(
 ) -> str:
     """The verdict counts per notebook, then one table of every claim (verdict right after the claim id;
     notebooks linked where ``link`` gives an href); ``where`` names the folder searched, for the empty table."""
-    from hgutils.repro import format_value
+    from hgutils.ledger import format_value
 
     ledgers = list(ledgers)
     lines = [
@@ -177,7 +177,7 @@ def write_claims(
         was found, or the README has no marked section. Also if a ledger records another scale than
         ``scale``.
     """
-    from hgutils.repro import atomic_write_text
+    from hgutils.atomic import atomic_write_text
 
     if update_readme:
         check_readme_scale(scale)

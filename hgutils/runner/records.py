@@ -70,9 +70,9 @@ def ledger_device(files: dict[str, bytes], requested: str | None = None) -> str:
     """The device the run's ledgers (``*/claims.json`` among ``files``) record, as one phrase; ``""`` if none.
 
     ``"cuda:0"``, ``"cpu"``, or ``"cpu, although cuda was asked for"`` (see
-    :func:`hgutils.repro.device_summary`); ``requested`` stands in for a ledger that did not record it.
+    :func:`hgutils.device_log.device_summary`); ``requested`` stands in for a ledger that did not record it.
     """
-    from hgutils.repro import device_summary
+    from hgutils.device_log import device_summary
 
     phrases = []
     for rel, data in sorted(files.items()):
@@ -139,7 +139,7 @@ def write_into(root: Path, files: dict[str, bytes], record: str, key: dict[str, 
     Any existing record is removed first, so an interruption in between leaves the run incomplete,
     never a record that describes files it did not write.
     """
-    from hgutils.repro import atomic_write_bytes, atomic_write_text
+    from hgutils.atomic import atomic_write_bytes, atomic_write_text
 
     root = Path(root)
     (root / record).unlink(missing_ok=True)

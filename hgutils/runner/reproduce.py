@@ -292,7 +292,7 @@ def _reproduce_locked(
             (out / f"{executed}.failed.ipynb").unlink(missing_ok=True)
             rec.status, rec.ok = "ran", True
         else:
-            from hgutils.repro import atomic_write_bytes
+            from hgutils.atomic import atomic_write_bytes
 
             for rel, data in res.files.items():
                 atomic_write_bytes(out / rel, data)
@@ -373,7 +373,7 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
     ``results/<scale>/CLAIMS.md`` is regenerated (its rows link the published notebooks). Returns
     the written paths.
     """
-    from hgutils.repro import atomic_write_bytes
+    from hgutils.atomic import atomic_write_bytes
 
     written: list[Path] = []
     for stem in notebooks:

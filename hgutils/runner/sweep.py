@@ -102,7 +102,7 @@ class SweepResult:
 
     def table(self, metrics: Sequence[str] | None = None) -> str:
         """Markdown summary: one row per point, its scale, parameters, status and each claim's ours/verdict."""
-        from hgutils.repro import Claims, format_value
+        from hgutils.ledger import Claims, format_value
 
         rows, claim_ids = [], []
         for point, d in zip(self.points, self.dirs):
@@ -304,7 +304,7 @@ def _sweep_locked(
             status[d] = "ran"
             echo(f"[{n_done}/{len(todo)}] done {job.label} in {res.seconds:.0f} s")
             return
-        from hgutils.repro import atomic_write_bytes
+        from hgutils.atomic import atomic_write_bytes
 
         for rel, data in res.files.items():
             atomic_write_bytes(d / rel, data)

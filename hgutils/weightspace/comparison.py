@@ -29,7 +29,8 @@ from torch import Tensor
 
 from hgutils.parallel import forked_map
 from hgutils.presets import Preset
-from hgutils.repro import cached, progress, seed_everything, source_fingerprint
+from hgutils.progress import progress
+from hgutils.repro import cached, seed_everything, source_fingerprint
 from hgutils.verdicts import Difference, compare_seeds
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 

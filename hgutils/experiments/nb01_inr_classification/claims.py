@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.verdicts import all_of, compare_seeds
 from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn import CITATION

@@ -15,7 +15,7 @@ from typing import Any
 
 from hgutils.experiments.nb07_training_geometry.preset import PAPER_SOURCE, snapshot_pair
 from hgutils.experiments.nb07_training_geometry.runs import EmbeddingReadout
-from hgutils.repro import Claims
+from hgutils.ledger import Claims
 from hgutils.weightspace.embedding_geometry import trend_against_control
 
 #: the geometry statements of the paper's figure: (claim id, readout, statement). The ids are those
