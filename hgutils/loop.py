@@ -29,7 +29,7 @@ import abc
 import logging
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from hgutils.repro import load_checked, save_checked
 
 log = logging.getLogger("hgutils")
 
-__all__ = ["Budget", "GateResult", "LearnabilityGate", "TrainLog", "TrainTask", "train"]
+__all__ = ["Budget", "GateResult", "LearnabilityGate", "TrainLog", "TrainTask", "combine_gates", "train"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,27 @@ class LearnabilityGate:
             reason += f", training accuracy {train_accuracy:.3f} (chance {chance:.3f})"
         return GateResult(True, reason, initial_loss, final_loss, train_accuracy, chance)
 
+
+
+def combine_gates(checks: Mapping[str, GateResult], summary: str = "each", noun: str = "networks") -> dict[str, Any]:
+    """The learnability check of a group of runs, for ``Claims.add(trained=...)``: ``trained`` iff every
+    run in ``checks`` (label -> :class:`GateResult`) passed.
+
+    ``reason`` with ``summary="each"`` lists every run, ``"<label>: <reason>; ..."``; with
+    ``summary="count"`` it counts them and names the weakest (a failing run first, else the one whose
+    loss fell least), ``"<k>/<n> <noun> passed; weakest: <reason>"``.
+    """
+    if not checks:
+        raise ValueError("combine_gates needs at least one run's GateResult")
+    if summary not in ("each", "count"):
+        raise ValueError(f"summary must be 'each' or 'count'; got {summary!r}")
+    results = list(checks.values())
+    trained = all(g.trained for g in results)
+    if summary == "each":
+        return {"trained": trained, "reason": "; ".join(f"{k}: {g.reason}" for k, g in checks.items())}
+    worst = min(results, key=lambda g: (g.trained, -(g.final_loss / max(g.initial_loss, 1e-12))))
+    n_ok = sum(g.trained for g in results)
+    return {"trained": trained, "reason": f"{n_ok}/{len(results)} {noun} passed; weakest: {worst.reason}"}
 
 @dataclass
 class TrainLog:

@@ -183,3 +183,23 @@ def test_a_run_that_diverges_before_any_validated_epoch_raises_naming_the_run_an
         train(DivergingTask(diverge_at=3), Budget(epochs=10), desc="toy")
     with pytest.raises(FloatingPointError, match="epoch 1, step 6"):  # nothing to fall back on without restore_best
         train(DivergingTask(diverge_at=6), Budget(epochs=10, restore_best=False), desc="toy")
+
+
+def test_combine_gates_lists_each_run_or_counts_them_and_names_the_weakest():
+    from hgutils.loop import GateResult, combine_gates
+
+    ok = GateResult(True, "fell 80 %", 2.0, 0.4)
+    weak = GateResult(True, "fell 10 %", 2.0, 1.8)
+    flat = GateResult(False, "still on its plateau", 2.0, 1.99)
+    each = combine_gates({"seed 0": ok, "seed 1": flat})
+    assert each == {"trained": False, "reason": "seed 0: fell 80 %; seed 1: still on its plateau"}
+    assert combine_gates({"a": ok, "b": weak}, summary="count") == {
+        "trained": True,
+        "reason": "2/2 networks passed; weakest: fell 10 %",
+    }
+    counted = combine_gates({"a": ok, "b": flat, "c": weak}, summary="count", noun="seeds")
+    assert counted == {"trained": False, "reason": "2/3 seeds passed; weakest: still on its plateau"}
+    with pytest.raises(ValueError, match="at least one"):
+        combine_gates({})
+    with pytest.raises(ValueError, match="summary"):
+        combine_gates({"a": ok}, summary="worst")

@@ -36,7 +36,7 @@ import torch
 from scipy.stats import kendalltau
 from torch import Tensor
 
-from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainLog, TrainTask, train
+from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainLog, TrainTask, combine_gates, train
 from hgutils.repro import config_hash
 from hgutils.weightspace.augment import INRAugmentation, augment_weight_data
 from hgutils.weightspace.metanets.base import MetaNet, to_device
@@ -145,8 +145,7 @@ class FitResult:
 
     def gate_summary(self) -> dict[str, Any]:
         """``{"trained": bool, "reason": "stage: reason; ..."}`` for the claims ledger."""
-        reason = "; ".join(f"{k}: {g.reason}" for k, g in self.gates.items())
-        return {"trained": self.trained, "reason": reason}
+        return {"trained": self.trained, "reason": combine_gates(self.gates)["reason"] if self.gates else ""}
 
 
 def is_capped(stopped: str) -> bool:
