@@ -198,7 +198,6 @@ class LearnabilityGate:
         return GateResult(True, reason, initial_loss, final_loss, train_accuracy, chance)
 
 
-
 def combine_gates(checks: Mapping[str, GateResult], summary: str = "each", noun: str = "networks") -> dict[str, Any]:
     """The learnability check of a group of runs, for ``Claims.add(trained=...)``: ``trained`` iff every
     run in ``checks`` (label -> :class:`GateResult`) passed.
@@ -218,6 +217,7 @@ def combine_gates(checks: Mapping[str, GateResult], summary: str = "each", noun:
     worst = min(results, key=lambda g: (g.trained, -(g.final_loss / max(g.initial_loss, 1e-12))))
     n_ok = sum(g.trained for g in results)
     return {"trained": trained, "reason": f"{n_ok}/{len(results)} {noun} passed; weakest: {worst.reason}"}
+
 
 @dataclass
 class TrainLog:

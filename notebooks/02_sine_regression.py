@@ -75,12 +75,12 @@ from IPython.display import display
 
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb02_sine_regression as ex
+from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol.recipe_deviations import as_the_authors_run_it, deviations
 from hgutils.ledger import Claims
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import output_dirs, seed_everything
-from hgutils.weightspace import comparison as cmp
-from hgutils.weightspace.recipe_deviations import as_the_authors_run_it, deviations
 from hgutils.weightspace.references import in_zoo_references
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
@@ -113,7 +113,7 @@ print(f"final fit MSE: median {fl.median():.2e}, 90th percentile {fl.quantile(0.
 # %% [markdown] tags=[]
 # ## 2. Self-supervised encoders on one split
 #
-# **Protocol shared with notebooks 01 and 03** (`hgutils.weightspace.comparison`): one split; the same
+# **Protocol shared with notebooks 01 and 03** (`hgutils.experiments.weightspace_protocol`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
 # dropped), except GMN, which standardises inside the model per weight and bias tensor as Neural Graphs
 # does; the same epoch cap with early stopping on the validation loss through the one training

@@ -76,11 +76,11 @@ from IPython.display import display
 
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb03_cifar_generalization as ex
+from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.ledger import Claims
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_pred_vs_true, plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import output_dirs, seed_everything
-from hgutils.weightspace import comparison as cmp
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
 pd.set_option("display.max_colwidth", None)
@@ -117,7 +117,7 @@ display(ex.hyperparameter_summary(zoo))
 # channels for NFN/StatNN/FlatMLP, as edge channels for GMN); GTH-GMN reads the trajectory by
 # construction and "GTH-GMN (T=1)" is its final-checkpoint version.
 #
-# **Protocol shared with notebooks 01 and 02** (`hgutils.weightspace.comparison`): one split; the same
+# **Protocol shared with notebooks 01 and 02** (`hgutils.experiments.weightspace_protocol`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
 # dropped); the same epoch cap and batch with early stopping on validation through the one training
 # loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; a run whose

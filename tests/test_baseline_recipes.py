@@ -8,11 +8,12 @@ import dataclasses
 import os
 import sys
 
+import pandas as pd
 import pytest
 import torch
 
 import hgutils
-from hgutils.weightspace import comparison as cmp
+from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS
 from hgutils.weightspace.metanets import GMN, WeightData, build_metanet
 from hgutils.weightspace.metanets import recipes as rec
@@ -230,7 +231,7 @@ def test_reference_batch_where_the_split_allows_else_the_split_with_the_scaled_r
     with pytest.raises(ValueError, match="n_train"):
         rec.recipe_batch_and_lr(dws, 0)
     with pytest.raises(ValueError, match="lacks column"):
-        rec.as_trained(cmp.pd.DataFrame({"model": ["x"]}))
+        rec.as_trained(pd.DataFrame({"model": ["x"]}))
     assert rec.recipe_for("DWSNet", "classification").augment == REFERENCE_DEFAULTS
     assert rec.recipe_for("GMN", "accuracy").augment == WEIGHT_NOISE_DEFAULTS  # Neural Graphs' CNN zoo
     assert rec.recipe_for("DWSNet", "infonce").augment is None and rec.recipe_for("StatNN", "accuracy").augment is None

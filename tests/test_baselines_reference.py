@@ -149,7 +149,7 @@ def tiny_inr_zoo(tmp_path, n=150):
 
 
 def test_gmn_with_the_output_readout_leaves_the_plateau_on_a_tiny_inr_zoo(tmp_path, monkeypatch):
-    from hgutils.weightspace.comparison import make_splits, prepare_inputs
+    from hgutils.weightspace.inputs import make_splits, prepare_inputs
     from hgutils.weightspace.tasks import TrainConfig, fit
 
     monkeypatch.setenv("HGUTILS_PROGRESS", "0")

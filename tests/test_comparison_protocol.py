@@ -13,7 +13,8 @@ from _fakes import diverging_above
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hgutils.weightspace import comparison as cmp
+from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol.runner import _Runner, _stage1_groups
 from hgutils.weightspace.metanets import WeightData, build_metanet, random_hidden_perms
 from hgutils.weightspace.metanets.flat import permute_hidden_per_network
 from hgutils.weightspace.stacked import mlp_forward
@@ -157,13 +158,13 @@ def test_run_comparison_searches_one_learning_rate_per_family_and_reports_gates(
 
 
 def test_a_diverging_learning_rate_loses_the_search_instead_of_ending_it(tmp_path, monkeypatch):
-    import hgutils.weightspace.tasks as tasks
+    from hgutils.experiments.weightspace_protocol import runner  # the protocol's worker looks fit up here
 
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
     zoo = _zoo(n=40, T=2, signal=True)
     y = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
-    monkeypatch.setattr(tasks, "fit", diverging_above(tasks.fit, 1e-3))
+    monkeypatch.setattr(runner, "fit", diverging_above(runner.fit, 1e-3))
     kw = dict(train_cfg=TrainConfig(steps=20, batch_size=10, patience=1000), lr_grid=(1e-4, 3e-3), lr_search_steps=10)
     run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
     assert run.lr_search["FlatMLP"][3e-3] == float("-inf") and set(run.table["lr"]) == {1e-4}
@@ -177,7 +178,7 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
     y = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
     shared = TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3)
-    runner = cmp._Runner(zoo, "classification", y, 2, splits, shared, None, None, "optimizer")
+    runner = _Runner(zoo, "classification", y, 2, splits, shared, None, None, "optimizer")
     gmn = recipe_for("GMN", "classification")
     cfg = runner.train_cfg_of("GMN (global mean)", 1, gmn.lr)
     assert (cfg.optimizer, cfg.weight_decay, cfg.amsgrad, cfg.warmup_steps, cfg.grad_clip) == (
@@ -190,7 +191,7 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
     n_train = len(splits.train)  # 12, below GMN's batch of 128: one batch of the whole split
     assert (cfg.batch_size, cfg.epochs, cfg.seed) == (n_train, 2, 1)  # the shared epoch cap
     assert runner.train_cfg_of("FlatMLP", 0, 3e-3) == dataclasses.replace(shared, seed=0)  # no recipe: shared
-    full = cmp._Runner(zoo, "classification", y, 2, splits, shared, None, None, "full").train_cfg_of("StatNN", 0, 1e-3)
+    full = _Runner(zoo, "classification", y, 2, splits, shared, None, None, "full").train_cfg_of("StatNN", 0, 1e-3)
     stat = recipe_for("StatNN", "classification")
     assert (full.batch_size, full.epochs, full.optimizer) == (stat.batch_size, stat.epochs, "adam")  # 8 <= 12
     run = cmp.run_comparison(
@@ -287,7 +288,7 @@ def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_
     )
     assert set(par.curves) == set(seq.curves) and all(list(par.curves[k]) == [0, 1] for k in par.curves)
     assert set(par.models) == set(names) and set(par.outputs) == set(names)
-    groups = cmp._stage1_groups(
+    groups = _stage1_groups(
         [
             ("GTH-GMN (two-stage, frozen)", 0, 1e-3, True),
             ("GTH-GMN (small R-step)", 0, 1e-3, True),
@@ -418,7 +419,7 @@ def test_a_step_with_non_finite_gradients_is_skipped_and_twenty_in_a_row_end_the
 
 
 def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_path, monkeypatch):
-    import hgutils.weightspace.tasks as tasks
+    from hgutils.experiments.weightspace_protocol import runner  # the protocol's worker looks fit up here
     from hgutils.weightspace.tasks import predict_outputs
 
     zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
@@ -429,7 +430,7 @@ def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_
     def no_training(*a, **k):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr(tasks, "fit", no_training)
+    monkeypatch.setattr(runner, "fit", no_training)
     again = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
     assert again.table.equals(first.table) and again.curves == first.curves
     for name in names:
@@ -443,10 +444,10 @@ def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_
 
 
 def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
-    import hgutils.weightspace.tasks as tasks
+    from hgutils.experiments.weightspace_protocol import runner  # the protocol's worker looks fit up here
 
     zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
-    fit, calls = tasks.fit, []
+    fit, calls = runner.fit, []
 
     def stops_at_the_third_run(model, *a, **k):
         calls.append(type(model).__name__)
@@ -454,17 +455,17 @@ def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monk
             raise KeyboardInterrupt("stopped")
         return fit(model, *a, **k)
 
-    monkeypatch.setattr(tasks, "fit", stops_at_the_third_run)
+    monkeypatch.setattr(runner, "fit", stops_at_the_third_run)
     with pytest.raises(KeyboardInterrupt):
         cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
     calls.clear()
-    monkeypatch.setattr(tasks, "fit", lambda model, *a, **k: calls.append(type(model).__name__) or fit(model, *a, **k))
+    monkeypatch.setattr(runner, "fit", lambda model, *a, **k: calls.append(type(model).__name__) or fit(model, *a, **k))
     run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
     assert calls == ["StatNN", "StatNN"] and len(run.table) == 4  # FlatMLP's two seeds were read back
 
 
 def test_two_variants_with_one_configuration_train_once(tmp_path, monkeypatch):
-    import hgutils.weightspace.tasks as tasks
+    from hgutils.experiments.weightspace_protocol import runner  # the protocol's worker looks fit up here
 
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
     zoo = _zoo(n=24, T=2, signal=True)
@@ -475,8 +476,8 @@ def test_two_variants_with_one_configuration_train_once(tmp_path, monkeypatch):
     chosen = {**small, "protocol": "two_stage", "head_networks_per_param": 10.0}  # the grid chose the frozen reading
     assert cmp.variant_config("GTH-GMN", chosen) == cmp.variant_config(frozen, chosen)
     assert cmp.variant_config("GTH-GMN", small) != cmp.variant_config(frozen, small)
-    fit, calls = tasks.fit, []
-    monkeypatch.setattr(tasks, "fit", lambda m, *a, **k: calls.append(1) or fit(m, *a, **k))
+    fit, calls = runner.fit, []
+    monkeypatch.setattr(runner, "fit", lambda m, *a, **k: calls.append(1) or fit(m, *a, **k))
     kw = dict(train_cfg=TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3), gth_overrides=chosen)
     run = cmp.run_comparison(zoo, "classification", y, 2, ["GTH-GMN", frozen], splits, [0], **kw)
     assert len(calls) == 1 and run.table["model"].tolist() == ["GTH-GMN", frozen]

@@ -1,4 +1,4 @@
-"""Tests for hgutils.weightspace.embedding_geometry (embedding statistics), hgutils.weightspace.comparison
+"""Tests for hgutils.weightspace.embedding_geometry (embedding statistics), hgutils.experiments.weightspace_protocol
 (identical splits, comparison drivers, results tables) and the presets of notebooks 01-03."""
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from hgutils.manifolds import poincare as pm
 from hgutils.plotting import pca_2d
 from hgutils.weightspace.embedding_geometry import (
     angular_separation,
+    class_separation,
     hyperbolic_radius,
+    node_embeddings,
     outward_drift,
     radial_angular_stats,
     radial_separation,
@@ -163,7 +165,7 @@ from hgutils.experiments import nb01_inr_classification as nb01  # noqa: E402
 from hgutils.experiments import nb02_sine_regression as nb02  # noqa: E402
 from hgutils.experiments import nb03_cifar_generalization as nb03  # noqa: E402
 from hgutils.experiments import nb07_training_geometry as nb07  # noqa: E402
-from hgutils.weightspace import comparison as ex  # noqa: E402
+from hgutils.experiments import weightspace_protocol as ex  # noqa: E402
 from hgutils.weightspace.tasks import TrainConfig  # noqa: E402
 from hgutils.weightspace.zoo import MLPSpec, Zoo  # noqa: E402
 
@@ -207,7 +209,7 @@ def test_make_splits_disjoint_stratified_deterministic():
 
 
 def test_run_comparison_identical_splits_and_table(monkeypatch, tmp_path):
-    import hgutils.weightspace.tasks as training
+    from hgutils.experiments.weightspace_protocol import runner as training  # the worker looks fit up here
 
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))  # a fresh run cache: every run must call fit
 
@@ -280,7 +282,7 @@ def test_run_comparison_error_paths():
     with pytest.raises(ValueError, match="disjoint indices"):
         ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], bad, [0], CFG)
     with pytest.raises(ValueError, match="GTH-GMN"):
-        ex.node_embeddings(torch.nn.Linear(2, 2), None, [0])
+        node_embeddings(torch.nn.Linear(2, 2), None, [0])
 
 
 def test_summarize_compare_best():
@@ -345,10 +347,10 @@ def test_02s_grid_chooses_only_protocols_that_train_infonce_through_the_encoder(
 
 def test_class_separation():
     x = torch.tensor([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
-    assert ex.class_separation(x, torch.tensor([0, 0, 1, 1])) > 0.9
-    assert ex.class_separation(x, torch.tensor([0, 1, 0, 1])) < 0
+    assert class_separation(x, torch.tensor([0, 0, 1, 1])) > 0.9
+    assert class_separation(x, torch.tensor([0, 1, 0, 1])) < 0
     with pytest.raises(ValueError, match="classes"):
-        ex.class_separation(x, torch.zeros(4))
+        class_separation(x, torch.zeros(4))
 
 
 def test_plot_helpers_draw_and_validate():
@@ -386,7 +388,8 @@ def test_plot_helpers_draw_and_validate():
 def _sine_run(values: dict[str, list[float]]):
     import pandas as pd
 
-    from hgutils.weightspace.comparison import ComparisonResult, Splits
+    from hgutils.experiments.weightspace_protocol import ComparisonResult
+    from hgutils.weightspace.inputs import Splits
 
     rows = [
         {"model": m, "seed": s, "test_mse": v, "trained": True, "gate": "ok"}

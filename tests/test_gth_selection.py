@@ -15,8 +15,9 @@ from _fakes import diverging_above
 from test_training_loop import SMALL_GTH, make_zoo
 
 from hgutils.experiments import gth_selection as gs
+from hgutils.experiments.weightspace_protocol import ComparisonSettings, build_variant
 from hgutils.repro import seed_everything
-from hgutils.weightspace.comparison import ComparisonSettings, build_variant, make_splits
+from hgutils.weightspace.inputs import make_splits
 from hgutils.weightspace.metanets.gth_gmn.config import SIZES, GTHGMNConfig, frozen_head_components
 from hgutils.weightspace.metanets.gth_gmn.model import ProjectedLinearHead
 from hgutils.weightspace.tasks import TrainConfig, _evaluate, fit

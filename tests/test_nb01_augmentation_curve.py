@@ -15,7 +15,7 @@ from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
 from hgutils.verdicts import HOLDS, INCONCLUSIVE
-from hgutils.weightspace.comparison import Splits
+from hgutils.weightspace.inputs import Splits
 from hgutils.weightspace.tasks import TrainConfig
 
 

@@ -8,9 +8,10 @@ import torch
 from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
+from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol import ComparisonResult
 from hgutils.ledger import Claims
-from hgutils.weightspace import comparison as cmp
-from hgutils.weightspace.comparison import ComparisonResult, Splits
+from hgutils.weightspace.inputs import Splits
 
 
 def test_the_medium_zoo_is_the_papers_protocol_at_cpu_size():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from hgutils.experiments import nb01_inr_classification as ex
-from hgutils.weightspace import comparison as cmp
+from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.weightspace.zoo.inr import inr_image_zoo
 
 

@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from hgutils.experiments import nb03_cifar_generalization as nb03
+from hgutils.experiments.weightspace_protocol import ComparisonResult, summarize
 from hgutils.ledger import Claims
 from hgutils.verdicts import CONTRADICTED, HOLDS, NOT_TESTED
-from hgutils.weightspace.comparison import ComparisonResult, make_splits, summarize
+from hgutils.weightspace.inputs import make_splits
 from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun
 
 TAU = {  # per-seed test tau of every variant; NFNs clearly above the trees (0.60), StatNN below them

@@ -10,15 +10,16 @@ import pandas as pd
 import pytest
 import torch
 
-from hgutils.weightspace.comparison import ComparisonResult, ComparisonSettings, Splits
-from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr, recipe_for
-from hgutils.weightspace.recipe_deviations import (
+from hgutils.experiments.weightspace_protocol import ComparisonResult, ComparisonSettings
+from hgutils.experiments.weightspace_protocol.recipe_deviations import (
     NOT_MEASURED,
     SETTINGS,
     as_the_authors_run_it,
     deviations,
     warmup_coverage,
 )
+from hgutils.weightspace.inputs import Splits
+from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr, recipe_for
 
 N_TRAIN = 300  # >= GMN's batch 128, < DWSNet's 512
 

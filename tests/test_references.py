@@ -14,7 +14,7 @@ from scipy.stats import kendalltau
 
 from hgutils.verdicts import CONTRADICTED, HOLDS
 from hgutils.weightspace import references as R
-from hgutils.weightspace.comparison import Splits, make_splits
+from hgutils.weightspace.inputs import Splits, make_splits
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
 SIZES = (4, 8, 3)

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from hgutils import runner
 from hgutils.__main__ import main
+from hgutils.experiments.weightspace_protocol import ComparisonSettings
 from hgutils.presets import Preset
 from hgutils.runner.points import point_slug, value_slug
-from hgutils.weightspace.comparison import ComparisonSettings
 
 TINY = Path(__file__).parent / "notebooks" / "tiny_claims.ipynb"
 CONFIG_MODULES = [

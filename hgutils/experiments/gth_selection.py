@@ -42,9 +42,10 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol.runner import _Runner
 from hgutils.parallel import forked_map
 from hgutils.repro import cached, seed_everything, source_fingerprint
-from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 from hgutils.weightspace.tasks import TrainConfig, fit, frozen_probe_components, linear_probe, probe_features
 
@@ -110,7 +111,7 @@ class Selection:
         return self.grid.overrides(row["protocol"], row["size"])
 
     def apply(self, run_kwargs: dict[str, Any]) -> dict[str, Any]:
-        """:func:`~hgutils.weightspace.comparison.run_comparison` keyword arguments with the chosen
+        """:func:`~hgutils.experiments.weightspace_protocol.run_comparison` keyword arguments with the chosen
         configuration as the base of every GTH-GMN variant and its learning rate for the family."""
         out = dict(run_kwargs)
         out["gth_overrides"] = {**(run_kwargs.get("gth_overrides") or {}), **self.overrides()}
@@ -127,7 +128,7 @@ class Selection:
 
 
 def grid_of(settings: Any) -> SelectionGrid:
-    """The grid a :class:`~hgutils.weightspace.comparison.ComparisonSettings` preset declares:
+    """The grid a :class:`~hgutils.experiments.weightspace_protocol.ComparisonSettings` preset declares:
     ``gth_protocols x gth_sizes x select_lr_grid`` (empty: the baselines' ``lr_grid``, else ``lr``) for
     ``select_steps`` steps per cell."""
     lrs = tuple(settings.select_lr_grid) or tuple(settings.lr_grid) or (settings.lr,)
@@ -190,7 +191,7 @@ def _code_fingerprint() -> str:
             root / "manifolds",
             root / "weightspace" / "tasks.py",
             root / "weightspace" / "graphs.py",
-            root / "weightspace" / "comparison.py",
+            root / "weightspace" / "cmp.py",
             root / "loop.py",
             Path(__file__).resolve(),
         ]
@@ -216,7 +217,7 @@ def _train_cell(ctx: _CellContext, cell: tuple[str, str, float]) -> tuple[dict[s
     protocol, size, lr = cell
     runner, splits = ctx.runner, ctx.runner.splits
     seed_everything(ctx.seed)
-    model = comparison.build_variant(
+    model = cmp.build_variant(
         "GTH-GMN", runner.zoo, runner.task, runner.out_dim, {**ctx.base, **ctx.grid.overrides(protocol, size)}
     )
     data = runner.data_of(model, "GTH-GMN")
@@ -305,7 +306,7 @@ def select_gth(
     cfg = train_cfg or TrainConfig()
     masked = _masked_target(target, splits)
     base = {k: v for k, v in (gth_overrides or {}).items() if k != "protocol"}
-    runner = comparison._Runner(zoo, task, masked, out_dim, splits, cfg, base, gate)
+    runner = _Runner(zoo, task, masked, out_dim, splits, cfg, base, gate)
     runner.prepare(inputs, drop_constant)
     kept = torch.cat([splits.train, splits.val])
     key = {

@@ -1,7 +1,7 @@
 """Notebook 02 -- sine-INR regression (the DWSNets self-supervised protocol) as in the GTH-GMN paper.
 
 The preset (:data:`CONFIG`), the paper's numbers with their source (:data:`PAPER`), the zoo builder
-and the paper table; the protocol is :mod:`hgutils.weightspace.comparison`.
+and the paper table; the protocol is :mod:`hgutils.experiments.weightspace_protocol`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 from torch import Tensor
 
+from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol import ComparisonSettings
 from hgutils.ledger import Claims
 from hgutils.plotting import pca_2d, use_style
 from hgutils.verdicts import all_of, compare_ordering, compare_spread
-from hgutils.weightspace import comparison
-from hgutils.weightspace.comparison import ComparisonSettings
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 __all__ = [
@@ -170,16 +170,16 @@ def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0,
 def paper_table(
     task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
 ) -> pd.DataFrame:
-    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.weightspace.comparison.paper_table`)."""
+    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.experiments.weightspace_protocol.paper_table`)."""
     if task not in PAPER:
         raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
-    return comparison.paper_table(PAPER[task], ours, metric, scale)
+    return cmp.paper_table(PAPER[task], ours, metric, scale)
 
 
 # --------------------------------------------------------------------------------------------
 # claims
 # --------------------------------------------------------------------------------------------
-def sine_claims(claims: Claims, run: comparison.ComparisonResult, judge: bool) -> None:
+def sine_claims(claims: Claims, run: cmp.ComparisonResult, judge: bool) -> None:
     """The sine table's claims, each through :mod:`hgutils.verdicts` (test MSE per seed; lower is better).
 
     - ``mse-order``: GTH-GMN < GMN < DWSNet, pairwise along the order (unpaired over seeds);
@@ -195,7 +195,7 @@ def sine_claims(claims: Claims, run: comparison.ComparisonResult, judge: bool) -
     """
     table = run.table
     models = list(dict.fromkeys(table["model"]))
-    mse = comparison.per_seed(table, "test_mse", models)
+    mse = cmp.per_seed(table, "test_mse", models)
     mean = {k: float(np.mean(v)) for k, v in mse.items()}
     sd = {k: float(np.std(v, ddof=1)) if len(v) > 1 else float("nan") for k, v in mse.items()}
     src = CITATION
@@ -224,10 +224,7 @@ def sine_claims(claims: Claims, run: comparison.ComparisonResult, judge: bool) -
         ours=f"lowest mean: {best} ({mean[best]:.3f}); GTH-GMN {mean['GTH-GMN']:.3f}",
         criterion="GTH-GMN's mean MSE below every other encoder's by > 2 se over seeds (unpaired)",
         test=all_of(
-            [
-                comparison.difference(table, "GTH-GMN", o, "test_mse", higher_is_better=False, paired=False)
-                for o in others
-            ]
+            [cmp.difference(table, "GTH-GMN", o, "test_mse", higher_is_better=False, paired=False) for o in others]
         )
         if judge
         else None,

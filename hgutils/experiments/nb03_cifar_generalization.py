@@ -4,7 +4,7 @@ The preset (:data:`CONFIG`), the paper's numbers with their source (:data:`PAPER
 resolution, the classifier-zoo builder, the in-zoo references (:func:`cifar_references`: trees on
 the weight statistics, trees on the hyperparameters alone, the label-noise ceiling;
 :mod:`hgutils.weightspace.references`), the paper table and the claims; the protocol is
-:mod:`hgutils.weightspace.comparison`.
+:mod:`hgutils.experiments.weightspace_protocol`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 
 from hgutils.data.images import IMAGE_DATASETS
+from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol import ComparisonSettings
 from hgutils.ledger import Claims
 from hgutils.verdicts import all_of, compare_ordering, compare_seeds
-from hgutils.weightspace import comparison
 from hgutils.weightspace import references as refs_mod
-from hgutils.weightspace.comparison import ComparisonSettings
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun
 
@@ -245,7 +245,7 @@ class CifarReferences:
 
 
 def cifar_references(
-    zoo: Any, splits: comparison.Splits, seeds: Sequence[int], settings: refs_mod.TreeSettings | None = None
+    zoo: Any, splits: cmp.Splits, seeds: Sequence[int], settings: refs_mod.TreeSettings | None = None
 ) -> CifarReferences:
     """:func:`hgutils.weightspace.references.in_zoo_references` on ``zoo`` (statistics of the raw
     weights) and :func:`~hgutils.weightspace.references.label_noise_ceiling` of its test networks."""
@@ -321,12 +321,12 @@ def paper_table(
     scale: float = 1.0,
     refs: CifarReferences | None = None,
 ) -> pd.DataFrame:
-    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.weightspace.comparison.paper_table`); with
+    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.experiments.weightspace_protocol.paper_table`); with
     ``refs`` the in-zoo yardsticks follow as rows of their own (no paper number: they exist only on
     this zoo)."""
     if task not in PAPER:
         raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
-    table = comparison.paper_table(PAPER[task], ours, metric, scale)
+    table = cmp.paper_table(PAPER[task], ours, metric, scale)
     if refs is None:
         return table
     rows = []
@@ -349,7 +349,7 @@ TRAJECTORY_BASELINES: tuple[str, ...] = ("NFN_HNP", "NFN_NP", "StatNN", "GMN", "
 
 def cifar_claims(
     claims: Claims,
-    run: comparison.ComparisonResult,
+    run: cmp.ComparisonResult,
     dataset: str,
     judge: bool,
     refs: CifarReferences | None = None,
@@ -376,7 +376,7 @@ def cifar_claims(
     """
     table = run.table
     models = list(dict.fromkeys(table["model"]))
-    tau = comparison.per_seed(table, "test_kendall_tau", models)
+    tau = cmp.per_seed(table, "test_kendall_tau", models)
     mean = {k: float(np.mean(v)) for k, v in tau.items()}
     src = CITATION
     why = None if judge else "smoke scale: a few dozen classifiers and steps"
@@ -396,7 +396,7 @@ def cifar_claims(
         source=f"{src}, CIFAR-10 table (baselines: NFN paper)",
         trained=run.gates(order) if judge else None,
     )
-    below = comparison.difference(table, "NFN_NP", "GTH-GMN", "test_kendall_tau")
+    below = cmp.difference(table, "NFN_NP", "GTH-GMN", "test_kendall_tau")
     claims.add(
         "gth-below-nfn",
         f"GTH-GMN ranks below the neural functionals ({dataset})",
@@ -418,7 +418,7 @@ def cifar_claims(
         reason="the gap sizes depend on the zoo; the ordering is judged in tau-order",
         source=f"{src}, CIFAR-10 table",
     )
-    traj = [comparison.difference(table, f"{b} (traj)", b, "test_kendall_tau") for b in TRAJECTORY_BASELINES]
+    traj = [cmp.difference(table, f"{b} (traj)", b, "test_kendall_tau") for b in TRAJECTORY_BASELINES]
     claims.add(
         "trajectory-helps-baselines",
         "reading the trajectory raises the baselines' tau (majority of 5)",
@@ -430,7 +430,7 @@ def cifar_claims(
         source=f"{src} §introduction",
         trained=run.gates([x for b in TRAJECTORY_BASELINES for x in (b, f"{b} (traj)")]) if judge else None,
     )
-    gt = comparison.difference(table, "GTH-GMN", "GTH-GMN (T=1)", "test_kendall_tau")
+    gt = cmp.difference(table, "GTH-GMN", "GTH-GMN (T=1)", "test_kendall_tau")
     claims.add(
         "gth-temporal",
         "GTH-GMN: trajectory beats its final-checkpoint version",
@@ -454,7 +454,7 @@ def _ref_gate(refs: CifarReferences, name: str) -> dict[str, Any]:
 
 def _reference_claims(
     claims: Claims,
-    run: comparison.ComparisonResult,
+    run: cmp.ComparisonResult,
     dataset: str,
     judge: bool,
     refs: CifarReferences | None,

@@ -374,7 +374,7 @@ def device_audit(run: Callable[[str], Any]) -> str:
 def _metanet_audit(name: str, zoo: Any, splits: Any, task: str, target: Any, out_dim: int, cfg: Any):
     """``run(device)`` for :func:`device_audit`: variant ``name``'s training objective(s) and
     backward on two networks (GTH-GMN: the stage-1 reconstruction terms and the head's task loss)."""
-    from hgutils.weightspace import comparison as cmp
+    from hgutils.experiments import weightspace_protocol as cmp
     from hgutils.weightspace.metanets.base import to_device
 
     kw = cfg.comparison_kwargs("cpu")
@@ -424,7 +424,7 @@ def _cfg(notebook: str, module: Any, compile_: bool, extra: dict[str, Any] | Non
 # --------------------------------------------------------------------------------------------
 def metanet_step(name: str, zoo: Any, splits: Any, task: str, target: Any, out_dim: int, cfg: Any, device: str):
     """``make_step(b)`` for :func:`step_memory`: variant ``name``'s first training stage on ``b`` networks."""
-    from hgutils.weightspace import comparison as cmp
+    from hgutils.experiments import weightspace_protocol as cmp
     from hgutils.weightspace.tasks import MetaNetTask, ReconstructionTask
 
     kw = cfg.comparison_kwargs(device)
@@ -456,9 +456,9 @@ def _comparison(
     seed: int,
     device: str,
 ) -> Any:
-    """Every variant through :func:`~hgutils.weightspace.comparison.run_comparison` (one call each),
+    """Every variant through :func:`~hgutils.experiments.weightspace_protocol.run_comparison` (one call each),
     with its training-step memory; returns the merged :class:`ComparisonResult` (``None`` if none ran)."""
-    from hgutils.weightspace import comparison as cmp
+    from hgutils.experiments import weightspace_protocol as cmp
 
     kw = cfg.comparison_kwargs(device)
     tables, models, data, keys = [], {}, {}, {}
@@ -510,7 +510,7 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
     """Notebook 01: the INR zoos (one SIREN per image, T = 100, one initialisation per INR) and every
     variant and ablation on a 4 / 2 / 2 split, then the link ceilings and the claims."""
     from hgutils.experiments import nb01_inr_classification as ex
-    from hgutils.weightspace import comparison as cmp
+    from hgutils.experiments import weightspace_protocol as cmp
 
     cfg = _cfg("01", ex, kw.get("compile_", False))
     zoos = {}
@@ -567,7 +567,7 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
 def dry_02(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None = None, **kw: Any) -> None:
     """Notebook 02: the sine zoo (T = 80) and every encoder (InfoNCE, batch 512) on one split."""
     from hgutils.experiments import nb02_sine_regression as ex
-    from hgutils.weightspace import comparison as cmp
+    from hgutils.experiments import weightspace_protocol as cmp
 
     cfg = _cfg("02", ex, kw.get("compile_", False))
     zoo = dr.measure(
@@ -592,7 +592,7 @@ def dry_02(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
 def dry_03(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None = None, **kw: Any) -> None:
     """Notebook 03: the MLP classifier zoo (T = 9 at the Small CNN Zoo's epochs) and every model."""
     from hgutils.experiments import nb03_cifar_generalization as ex
-    from hgutils.weightspace import comparison as cmp
+    from hgutils.experiments import weightspace_protocol as cmp
 
     cfg = _cfg("03", ex, kw.get("compile_", False))
     dataset, note = ex.resolve_generalization_dataset(cfg, data_dir)

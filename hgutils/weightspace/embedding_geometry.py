@@ -31,6 +31,7 @@ the claim can be judged:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -264,3 +265,37 @@ def trend_against_control(
             compare_seeds(d, dc, paired=True, label=f"{label}: change - control's", digits=digits, over="networks"),
         ]
     )
+
+
+def node_embeddings(
+    model: Any, data: Any, idx: Sequence[int] | Tensor, refine_steps: int = 0
+) -> tuple[Tensor, Tensor, float]:
+    """GTH-GMN node coordinates of networks ``idx`` at every snapshot: ``(z [B, T, V, d], node_layer [V], c)``.
+
+    ``c`` is the curvature of the ball the coordinates live on (0 for the Euclidean ablation).
+    ``refine_steps`` > 0 runs the paper's stage-2 Riemannian refinement of the coordinates.
+    """
+    if not hasattr(model, "embed_nodes"):
+        raise ValueError(f"node embeddings need a GTH-GMN model; got {type(model).__name__}")
+    from hgutils.weightspace.metanets.base import to_device
+
+    idx = torch.as_tensor(idx, dtype=torch.long)
+    dev = next(model.parameters()).device
+    z = model.embed_nodes(to_device(data[idx], dev), refine_steps=refine_steps)
+    c = 0.0 if model.euclidean else float(model.c)
+    return z.detach().cpu(), data.node_layer, c
+
+
+def class_separation(emb: Tensor | np.ndarray, labels: Tensor | np.ndarray) -> float:
+    """Silhouette score of embeddings ``[n, D]`` grouped by ``labels`` (Euclidean; -1..1, higher =
+    classes better separated). Needs at least 2 classes and fewer classes than points."""
+    from sklearn.metrics import silhouette_score
+
+    x = np.asarray(emb.detach().cpu() if isinstance(emb, Tensor) else emb, dtype=float)
+    y = np.asarray(labels.cpu() if isinstance(labels, Tensor) else labels)
+    k = len(np.unique(y))
+    if x.ndim != 2 or len(y) != len(x) or not 2 <= k < len(x):
+        raise ValueError(
+            f"need emb [n, D] with n labels from 2..n-1 classes; got {x.shape}, {len(y)} labels, {k} classes"
+        )
+    return float(silhouette_score(x, y))

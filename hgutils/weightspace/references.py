@@ -9,7 +9,7 @@ and split, and what the label noise allows.
   trees, LightGBM, on these per-layer statistics; here the mean and variance where they use mean and
   std), of the final checkpoint and of every snapshot, and -- for a
   zoo with sampled hyperparameters -- on the hyperparameters alone. The tasks are those of
-  :func:`hgutils.weightspace.comparison.run_comparison`: ``"classification"`` (accuracy),
+  :func:`hgutils.experiments.weightspace_protocol.run_comparison`: ``"classification"`` (accuracy),
   ``"regression"`` (MSE over all outputs; one regressor per output) and ``"accuracy"`` (Kendall
   :math:`\tau` of predicted against true test accuracy, and MSE).
 - :func:`label_noise_ceiling` -- how well any predictor of test accuracy can rank networks when the
@@ -19,7 +19,7 @@ and split, and what the label noise allows.
   reference that carries its own standard error (for ``Claims.add(test=...)``).
 
 **Protocol of the trees.** The split is the one every model uses
-(:func:`hgutils.weightspace.comparison.make_splits`): trees fit on the training networks; early
+(:func:`hgutils.weightspace.inputs.make_splits`): trees fit on the training networks; early
 stopping watches the loss on *our* validation networks (``fit(X_val=, y_val=)``, not scikit-learn's
 internal ``validation_fraction``): it stops after ``patience`` iterations without a better
 validation loss, up to ``max_iter`` iterations (a fit that reaches the cap is marked ``capped``). The
@@ -174,7 +174,7 @@ class ReferenceRun:
     Attributes
     ----------
     table
-        One row per (reference, seed) with :func:`~hgutils.weightspace.comparison.run_comparison`'s
+        One row per (reference, seed) with :func:`~hgutils.experiments.weightspace_protocol.run_comparison`'s
         columns where they apply: ``model, seed, temporal``, ``test_* / val_* / train_*`` metrics,
         ``lr`` (the trees' learning rate), ``max_leaf_nodes``, ``steps`` (boosting iterations, the
         most over outputs), ``capped``, ``trained`` and ``gate`` (training loss below the constant
@@ -376,11 +376,11 @@ def in_zoo_references(
     (``hyperparameters=None``: detected from ``Zoo.meta``), :data:`TREES_HPARAMS`.
 
     ``inputs``: how the weights are prepared before the statistics are taken
-    (:func:`hgutils.weightspace.comparison.prepare_inputs`; constant snapshots are dropped from the
+    (:func:`hgutils.weightspace.inputs.prepare_inputs`; constant snapshots are dropped from the
     trajectory). The default ``"none"`` takes them of the raw weights, as Unterthiner et al. and
     NFN's StatNet do; ``"standardize"`` gives the statistics of the inputs the neural models read.
     """
-    from hgutils.weightspace.comparison import prepare_inputs
+    from hgutils.weightspace.inputs import prepare_inputs
 
     if hyperparameters is None:
         hyperparameters = all(k in zoo.meta for k in (*HPARAM_CONTINUOUS, *HPARAM_CATEGORICAL))

@@ -3,7 +3,7 @@
 The notebook's driver, by job: :mod:`.preset` (the preset, the paper's numbers, the model lists),
 :mod:`.zoos` (the main zoo with one initialisation per INR, the shared-initialisation variant),
 :mod:`.curve` (the zoo-size learning curve) and :mod:`.claims`. The comparison protocol itself (split,
-variants, training) is the library's :mod:`hgutils.weightspace.comparison`. The paper's embedding
+variants, training) is the library's :mod:`hgutils.experiments.weightspace_protocol`. The paper's embedding
 figure (13-layer INRs, ~100 snapshots) is notebook 07's (:mod:`hgutils.experiments.nb07_training_geometry`).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.nb01_inr_classification.claims import (
     ABLATION_CLAIMS,
     PAPER_GAP,
@@ -46,7 +47,6 @@ from hgutils.experiments.nb01_inr_classification.preset import (
     INRClassificationConfig,
 )
 from hgutils.experiments.nb01_inr_classification.zoos import inr_zoo, inr_zoos, shared_zoo, zoo_summary
-from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 __all__ = [
@@ -91,10 +91,10 @@ __all__ = [
 def paper_table(
     task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
 ) -> pd.DataFrame:
-    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.weightspace.comparison.paper_table`)."""
+    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.experiments.weightspace_protocol.paper_table`)."""
     if task not in PAPER:
         raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
-    return comparison.paper_table(PAPER[task], ours, metric, scale)
+    return cmp.paper_table(PAPER[task], ours, metric, scale)
 
 
 def link_ceilings(graphs: object, idx: object, dim: int, steps: int = 600) -> dict[str, dict[str, float]]:

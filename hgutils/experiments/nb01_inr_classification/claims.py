@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER
 from hgutils.ledger import Claims
 from hgutils.verdicts import all_of, compare_seeds
-from hgutils.weightspace import comparison
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 #: the GTH-GMN ablations judged against the full model: (claim id, variant, statement, paper, where)
@@ -43,7 +43,7 @@ PAPER_GAP = {ds: PAPER[key]["GTH-GMN"][0] - PAPER[key]["NFN_NP"][0] for ds, key 
 def inr_claims(
     claims: Claims,
     ds: str,
-    run: comparison.ComparisonResult | None,
+    run: cmp.ComparisonResult | None,
     scale: str,
     zoo: str = "",
     ablations: bool = True,
@@ -65,7 +65,7 @@ def inr_claims(
     for cid, other, statement, paper, where in ABLATION_CLAIMS if ablations else ():
         ran = table is not None and other in have
         d = (
-            comparison.difference(table, "GTH-GMN", other, "test_accuracy", scale=100, unit="points", digits=2)
+            cmp.difference(table, "GTH-GMN", other, "test_accuracy", scale=100, unit="points", digits=2)
             if ran
             else None
         )
@@ -82,10 +82,10 @@ def inr_claims(
         )
     best = b = None
     if table is not None:
-        among = [m for m in comparison.SYMMETRY_RESPECTING if m in have]
-        summ = comparison.summarize(table, ["test_accuracy"])
-        best = comparison.best_model(summ, "test_accuracy", among)
-        b = comparison.difference(table, "GTH-GMN", best, "test_accuracy", scale=100, unit="points", digits=2)
+        among = [m for m in cmp.SYMMETRY_RESPECTING if m in have]
+        summ = cmp.summarize(table, ["test_accuracy"])
+        best = cmp.best_model(summ, "test_accuracy", among)
+        b = cmp.difference(table, "GTH-GMN", best, "test_accuracy", scale=100, unit="points", digits=2)
     claims.add(
         f"{ds}{zoo}-vs-best-baseline",
         f"{ds}{label}: GTH-GMN beats the best symmetry-respecting baseline on the same zoo"
@@ -105,7 +105,7 @@ def inr_claims(
     mu, sd = PAPER[INR_PAPER_KEYS[ds]]["GTH-GMN"]
     ours = None
     if table is not None:
-        ours = 100 * float(np.mean(comparison.per_seed(table, "test_accuracy", ["GTH-GMN"])["GTH-GMN"]))
+        ours = 100 * float(np.mean(cmp.per_seed(table, "test_accuracy", ["GTH-GMN"])["GTH-GMN"]))
     claims.add(
         f"{ds}-absolute",
         f"{ds}: GTH-GMN test accuracy {mu} %",
@@ -123,7 +123,7 @@ def inr_claims(
 def reconstruction_claims(
     claims: Claims,
     tag: str,
-    run: comparison.ComparisonResult,
+    run: cmp.ComparisonResult,
     ceilings: dict[str, dict[str, float]],
     judge: bool,
     literal: dict[str, float] | None = None,

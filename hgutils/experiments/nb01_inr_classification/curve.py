@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER, PAPER_TRAIN_INRS
 from hgutils.parallel import forked_map
 from hgutils.plotting import use_style
 from hgutils.verdicts import HOLDS, compare_seeds
-from hgutils.weightspace import comparison
 from hgutils.weightspace.zoo.inr import inr_reconstruct
 
 #: the row name of :func:`image_ceiling` in a curve table or figure
@@ -26,7 +26,7 @@ IMAGE_CEILING = "rendered INR pixels (logistic regression)"
 CEILING_C_GRID: tuple[float, ...] = (0.01, 0.1, 1.0)
 
 
-def curve_splits(splits: comparison.Splits, n_main: int, n_curve: int) -> comparison.Splits:
+def curve_splits(splits: cmp.Splits, n_main: int, n_curve: int) -> cmp.Splits:
     """The main zoo's split with the curve zoo's extra INRs ``n_main .. n_curve - 1`` appended to its
     training INRs; the validation and test INRs stay the main table's (:func:`~.zoos.inr_zoos`)."""
     if n_curve < n_main:
@@ -35,7 +35,7 @@ def curve_splits(splits: comparison.Splits, n_main: int, n_curve: int) -> compar
     if len(used) and int(used.max()) >= n_main:
         raise ValueError(f"the split names INR {int(used.max())}, outside the main zoo's {n_main}")
     extra = torch.arange(n_main, n_curve, dtype=splits.train.dtype)
-    return comparison.Splits(torch.cat([splits.train, extra]), splits.val, splits.test)
+    return cmp.Splits(torch.cat([splits.train, extra]), splits.val, splits.test)
 
 
 def _curve_sizes(sizes: Sequence[int], n_train: int) -> list[int]:
@@ -49,7 +49,7 @@ def _curve_sizes(sizes: Sequence[int], n_train: int) -> list[int]:
 def learning_curve(
     zoo: Any,
     labels: torch.Tensor,
-    splits: comparison.Splits,
+    splits: cmp.Splits,
     sizes: Sequence[int],
     variants: Sequence[str],
     seeds: Sequence[int],
@@ -59,7 +59,7 @@ def learning_curve(
 ) -> pd.DataFrame:
     """Test accuracy of ``variants`` trained on the first ``n`` training INRs of ``splits`` for each
     ``n`` in ``sizes`` (capped at the training split), same validation and test INRs, through
-    :func:`hgutils.weightspace.comparison.run_comparison` (``run_kwargs``: its training settings).
+    :func:`hgutils.experiments.weightspace_protocol.run_comparison` (``run_kwargs``: its training settings).
     One row per (size, model, seed) with ``train_inrs``, ``test_accuracy``, ``train_accuracy``,
     ``epochs_run``, ``capped``, ``trained``, ``augment`` (the training augmentation, ``"off"``: none)
     and ``augmented``.
@@ -86,7 +86,7 @@ class _CurveContext:
 
     zoo: Any
     labels: torch.Tensor
-    splits: comparison.Splits
+    splits: cmp.Splits
     variants: tuple[str, ...]
     seeds: tuple[int, ...]
     desc: str
@@ -110,11 +110,11 @@ _KEEP = (
 
 def _curve_cell(ctx: _CurveContext, cell: tuple[int, bool | None, Any]) -> pd.DataFrame:
     """One ``(training INRs, augmented, augment)`` cell of the curve: every model and seed on the first
-    ``n`` training INRs, through :func:`~hgutils.weightspace.comparison.run_comparison`."""
+    ``n`` training INRs, through :func:`~hgutils.experiments.weightspace_protocol.run_comparison`."""
     n, on, augment = cell
-    sub = comparison.Splits(ctx.splits.train[:n], ctx.splits.val, ctx.splits.test)
+    sub = cmp.Splits(ctx.splits.train[:n], ctx.splits.val, ctx.splits.test)
     kw = dict(ctx.run_kwargs) if augment is None else {**ctx.run_kwargs, "augment": augment}
-    run = comparison.run_comparison(
+    run = cmp.run_comparison(
         ctx.zoo,
         "classification",
         ctx.labels,
@@ -133,7 +133,7 @@ def _curve_cell(ctx: _CurveContext, cell: tuple[int, bool | None, Any]) -> pd.Da
 def image_ceiling(
     zoo: Any,
     labels: torch.Tensor,
-    splits: comparison.Splits,
+    splits: cmp.Splits,
     sizes: Sequence[int],
     c_grid: Sequence[float] = CEILING_C_GRID,
 ) -> pd.DataFrame:
@@ -323,7 +323,8 @@ def augmentation_effects(curve: pd.DataFrame) -> dict[tuple[str, str], str]:
     """What a curve run ``both_ways`` measured of augmentation, per model: the test-accuracy difference
     (augmented - not, points, mean over seeds) at each size, and at the largest size the paired
     difference over seeds with its standard error (:func:`hgutils.verdicts.compare_seeds`). Keyed
-    ``(model, "augmentation")`` for :func:`hgutils.weightspace.recipe_deviations.as_the_authors_run_it`."""
+    ``(model, "augmentation")`` for
+    :func:`hgutils.experiments.weightspace_protocol.recipe_deviations.as_the_authors_run_it`."""
     if "augmented" not in curve or set(curve["augmented"].astype(bool)) != {False, True}:
         raise ValueError("the curve needs runs with and without augmentation (learning_curve(..., both_ways=True))")
     out = {}

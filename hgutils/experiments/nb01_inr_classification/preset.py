@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from hgutils.data.images import IMAGE_DATASETS
-from hgutils.weightspace.comparison import ComparisonSettings
+from hgutils.experiments.weightspace_protocol import ComparisonSettings
 from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 PAPER_SOURCE = f"{CITATION}, main results table"

@@ -45,7 +45,7 @@ trainer's projection head). Hidden width 32 (MNIST trainer) and 16 in the InfoNC
 trainer), 4 hidden layers, max reduction, BatchNorm, set attention with 8 heads. The reference
 normalises each input entry with the training networks' mean and std (``compute_statistics.py``,
 ``_normalize``): the shared input preparation does that
-(:func:`hgutils.weightspace.comparison.prepare_inputs`, ``inputs="standardize"``).
+(:func:`hgutils.weightspace.inputs.prepare_inputs`, ``inputs="standardize"``).
 The ``T`` read snapshots enter as ``T`` input channels. Every map commutes with hidden-neuron
 permutations, so layers are equivariant and the model is invariant (tested).
 

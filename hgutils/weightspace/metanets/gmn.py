@@ -33,7 +33,7 @@ INR; the stats of ``configs/data/mnist.yaml``), applied to raw weights inside th
 each snapshot channel gets its own pair (:func:`layer_stats`); :meth:`GMN.fit_inputs` sets them from
 the training networks (:func:`hgutils.weightspace.tasks.fit` calls it). ``"none"`` (default): the
 inputs as given -- the shared per-entry standardisation of
-``hgutils.weightspace.comparison.prepare_inputs`` when a run gives the model no recipe.
+``hgutils.weightspace.inputs.prepare_inputs`` when a run gives the model no recipe.
 
 Every step commutes with a permutation of the hidden neurons of any layer, and the
 readouts read fixed positions (output neurons) or means, so the model is invariant (tested).

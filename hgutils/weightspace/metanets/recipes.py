@@ -58,7 +58,7 @@ class Recipe:
     holds that many networks, else the whole split with the learning rate carried over by
     :func:`scaled_lr` (:func:`recipe_batch_and_lr`). ``inputs``: the reference's input normalisation
     (:data:`RECIPE_INPUTS`): ``"standardize"`` per entry with the training networks' statistics (DWSNets,
-    :func:`hgutils.weightspace.comparison.prepare_inputs`); ``"per_layer"`` one mean and std per weight
+    :func:`hgutils.weightspace.inputs.prepare_inputs`); ``"per_layer"`` one mean and std per weight
     and bias tensor of the training networks, inside the model on raw weights (Neural Graphs'
     ``GraphConstructor``; :meth:`hgutils.weightspace.metanets.gmn.GMN.fit_inputs`); ``"none"`` raw weights.
     ``augment``: the weight-space augmentation of every training batch (:mod:`hgutils.weightspace.augment`),
@@ -257,7 +257,7 @@ def recipe_batch_and_lr(recipe: Recipe, n_train: int, rule: str = "sqrt") -> tup
 
 
 def as_trained(table: Any) -> Any:
-    """How each model of a :func:`hgutils.weightspace.comparison.run_comparison` results table was
+    """How each model of a :func:`hgutils.experiments.weightspace_protocol.run_comparison` results table was
     trained, beside its reference recipe: one row per model with the batch size and learning rate
     used (``batch``, ``lr``), the recipe's (``reference batch``, ``reference lr``; empty without a
     recipe), the input normalisation (``inputs``), the training augmentation (``augmentation``) and

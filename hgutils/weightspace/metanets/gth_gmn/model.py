@@ -180,7 +180,7 @@ class GTHGMN(MetaNet):
     @property
     def reads_raw_weights(self) -> bool:
         """Whether this model reads the trained weights rather than the shared standardised inputs
-        (:func:`hgutils.weightspace.comparison.prepare_inputs` gives it the raw zoo)."""
+        (:func:`hgutils.weightspace.inputs.prepare_inputs` gives it the raw zoo)."""
         return self.cfg.raw_weights
 
     @property

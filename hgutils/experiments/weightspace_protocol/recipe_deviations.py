@@ -1,6 +1,6 @@
 r"""Each baseline's training "as the authors run it" beside how this run trained it, and what still differs.
 
-:func:`as_the_authors_run_it` reads a :func:`~hgutils.weightspace.comparison.run_comparison` result and
+:func:`as_the_authors_run_it` reads a :func:`~hgutils.experiments.weightspace_protocol.run_comparison` result and
 the settings it ran with, and lists, for every model with a reference recipe
 (:mod:`hgutils.weightspace.metanets.recipes`), the recipe's optimiser, learning rate, batch, epochs,
 warm-up, gradient clip, inputs, augmentation and model selection beside this run's. A setting that
@@ -252,9 +252,9 @@ def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, t
 def as_the_authors_run_it(
     run: Any, settings: Any, task: str, measured: Mapping[tuple[str, str], str] | None = None
 ) -> pd.DataFrame:
-    """Every model of ``run`` (a :class:`~hgutils.weightspace.comparison.ComparisonResult`) that has a
+    """Every model of ``run`` (a :class:`~hgutils.experiments.weightspace_protocol.ComparisonResult`) that has a
     reference recipe on ``task``, trained as ``settings`` (a
-    :class:`~hgutils.weightspace.comparison.ComparisonSettings`: ``recipes``, ``epochs``, ``steps``,
+    :class:`~hgutils.experiments.weightspace_protocol.ComparisonSettings`: ``recipes``, ``epochs``, ``steps``,
     ``epoch_caps``, ``patience``) said: one row per (model, setting of :data:`SETTINGS`) with
     ``reference`` (the recipe), ``this run`` (read from the run's rows), ``deviation`` (empty where they
     agree) and ``measured effect``: ``measured[(model, setting)]`` where given (text computed from this
@@ -264,7 +264,7 @@ def as_the_authors_run_it(
 
     Raises ``ValueError`` for a table without the run's columns, or a ``measured`` key that is not a
     ``(model, setting)`` pair with a setting of :data:`SETTINGS`."""
-    from hgutils.weightspace.comparison import VARIANTS
+    from hgutils.experiments.weightspace_protocol import VARIANTS
 
     table = run.table
     need = {"model", "lr", "batch_size", "inputs", "augment", "recipe", "epochs_run", "steps", "capped"}
