@@ -96,7 +96,6 @@ from hgutils.similarity import (
     pullback_metric,
     rsa,
 )
-from hgutils.verdicts import Absolute, all_of
 from hgutils.weightspace.stacked import mlp_forward
 
 cfg = ex.CONFIG.from_scale(
@@ -396,108 +395,14 @@ display(table(ex.paper_table(swiss, scores), index=False))
 
 # %% tags=[]
 claims = Claims("05_msa_rich_vs_lazy", scale)
-src = ex.PAPER
-s_msa, s_pro, s_rsa = swiss["MSA distance"], swiss["Procrustes similarity"], swiss["RSA similarity"]
-claims.add(
-    "swiss_roll_msa_zero",
-    "plane vs swiss roll: MSA ≈ 0 while Procrustes and RSA report low similarity",
-    paper=src["swiss"]["value"],
-    ours={"msa": s_msa, "procrustes": s_pro, "rsa": s_rsa},
-    criterion="d_MSA < 1e-6 and Procrustes < 0.8 and RSA < 0.8",
-    holds=s_msa < 1e-6 and s_pro < 0.8 and s_rsa < 0.8,
-    source=src["swiss"]["source"],
-)
-claims.add(
-    "regimes_verified",
-    "small init gives rich and large init lazy networks (pre-registered checks, every cell trained)",
-    paper="small init ⇒ rich, large ⇒ lazy",
-    ours=regimes[
-        ["K", "regime", "weight change", "NTK align. init↔trained", "label align. init", "label align. trained"]
-    ]
-    .round(4)
-    .to_dict("records"),
-    criterion=ex.regime_criterion(cfg),
-    holds=checks["rich"] and checks["lazy"],
-    source=src["msa_regime"]["source"],
-    trained=gates,
-)
-p_rl, m_auc = scores.loc["Procrustes", "sim. rich–lazy"], scores.loc["MSA", "regime AUC"]
-claims.add(
-    "rich_lazy_procrustes_high_msa_separates",
-    "rich and lazy networks: Procrustes similarity ≈ 1 while MSA separates the regimes",
-    paper=f"{src['procrustes']['value']}; {src['msa_regime']['value']}",
-    ours={
-        "procrustes_rich_lazy": p_rl,
-        "msa_regime_auc": m_auc,
-        "msa_grid_regime_auc": scores.loc["MSA grid", "regime AUC"],
-    },
-    criterion="mean Procrustes similarity over trained rich–lazy pairs (same K) ≥ 0.9 and MSA regime AUC ≥ 0.9",
-    holds=p_rl >= 0.9 and m_auc >= 0.9,
-    source=src["msa_regime"]["source"],
-    trained=gates,
-)
-ratios = scores["regime ratio"]
-reps = ex.jackknife_scores(exp["mats"], meta)  # every score with one seed index left out
-claims.add(
-    "msa_separates_better_than_baselines",
-    "MSA separates rich from lazy better than the extrinsic measures (scale-free ratio)",
-    paper="MSA separates the regimes where Procrustes does not",
-    ours={k: round(float(v), 3) for k, v in ratios.items()},
-    criterion="MSA's between/within regime dissimilarity ratio − each baseline's (CKA, SVCCA, RSA, Procrustes) "
-    "> 2 se (leave-one-seed-out jackknife) for every baseline",
-    test=ex.msa_beats_baselines(scores, reps, "regime ratio") if reps else None,
-    reason=None if reps else f"needs ≥ {ex.MIN_JACKKNIFE_SEEDS} seeds for the jackknife; {cfg.n_seeds} run",
-    source=src["msa_regime"]["source"],
-    trained=gates,
-)
-rho = scores["hierarchy ρ"]
-claims.add(
-    "msa_recovers_hierarchy",
-    "MSA recovers the hierarchy of the sweep best",
-    paper=src["hierarchy"]["value"],
-    ours={k: round(float(v), 3) for k, v in rho.items()},
-    criterion="MSA's Spearman ρ with the tree distance ≥ 0.5, and ρ_MSA − each baseline's ρ > 2 se "
-    "(leave-one-seed-out jackknife)",
-    test=all_of(
-        [
-            Absolute("ρ_MSA ≥ 0.5", bool(rho["MSA"] >= 0.5), f"ρ_MSA = {rho['MSA']:.3f}"),
-            *ex.msa_beats_baselines(scores, reps, "hierarchy ρ").tests,
-        ]
-    )
-    if reps
-    else None,
-    reason=None if reps else f"needs ≥ {ex.MIN_JACKKNIFE_SEEDS} seeds for the jackknife; {cfg.n_seeds} run",
-    source=src["hierarchy"]["source"],
-    trained=gates,
-)
-auc_tu = scores["rich/untrained AUC"]
-claims.add(
-    "cca_rsa_blind_to_training",
-    "CCA and RSA cannot tell trained from untrained networks (MSA can)",
-    paper=src["trained"]["value"],
-    ours=auc_tu.to_dict(),
-    criterion="AUC trained rich vs untrained < 0.75 for SVCCA and for RSA, and ≥ 0.9 for MSA",
-    holds=auc_tu["SVCCA"] < 0.75 and auc_tu["RSA"] < 0.75 and auc_tu["MSA"] >= 0.9,
-    source=src["trained"]["source"],
-    trained=ex.group_gates(cells, ("rich",)),
-)
-if prev in abl:
-    s_prev = ex.score_measures(abl[prev][1]["mats"], abl[prev][1]["meta"])
-    pp, pm = s_prev.loc["Procrustes", "sim. rich–lazy"], s_prev.loc["MSA", "regime AUC"]
-    hold_prev, gates_prev = pp >= 0.9 and pm >= 0.9, ex.group_gates(abl[prev][1]["cells"])
-    checks_prev = ex.regime_checks(abl[prev][1]["cells"], abl[prev][0])
-else:
-    pp = pm = hold_prev = gates_prev = checks_prev = None
-claims.add(
-    "ablation_previous_recipe",
-    "ablation: under the previous recipe (one ReLU layer, α-scaled lazy, fixed SGD steps) MSA separates rich from lazy",
-    paper=src["msa_regime"]["value"],
-    ours=None if pp is None else {"procrustes_rich_lazy": pp, "msa_regime_auc": pm, "regime_checks": checks_prev},
-    criterion="as rich_lazy_procrustes_high_msa_separates, under the previous recipe (not run when absent from ablations)",
-    holds=hold_prev,
-    source=src["msa_regime"]["source"],
-    trained=gates_prev,
-)
+jack = ex.jackknife_scores(exp["mats"], meta)  # every score with one seed index left out
+ex.claim_swiss_roll_msa_zero(claims, swiss)
+ex.claim_regimes_verified(claims, cells, cfg)
+ex.claim_rich_lazy_procrustes_high_msa_separates(claims, scores, cells)
+ex.claim_msa_separates_better_than_baselines(claims, scores, jack, cfg, cells)
+ex.claim_msa_recovers_hierarchy(claims, scores, jack, cfg, cells)
+ex.claim_cca_rsa_blind_to_training(claims, scores, cells)
+ex.claim_ablation_previous_recipe(claims, abl.get(prev))
 claims.show()
 claims.save(out_res);
 

@@ -1,5 +1,5 @@
-"""Tests for the rich-vs-lazy experiment of notebook 05 (hgutils.experiments.nb05_msa_rich_vs_lazy) and
-the library pieces it uses (ring tasks, regime diagnostics)."""
+"""Tests for the rich-vs-lazy experiment of notebook 05 (the package hgutils.experiments.nb05_msa_rich_vs_lazy)
+and the library pieces it uses (ring tasks, regime diagnostics, the hierarchy scores, the classification loss)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from hgutils.data import ring_blobs, square_grid, swiss_roll, unrolled_plane
 from hgutils.data.points import ring_samples
 from hgutils.experiments import nb05_msa_rich_vs_lazy as ex
+from hgutils.experiments.nb05_msa_rich_vs_lazy.figures import _blocks
+from hgutils.nn.fitting import CLASSIFICATION_LOSSES, classification_loss
 from hgutils.similarity import (
     dissimilarity_ratio,
     kernel_alignment,
@@ -31,6 +33,7 @@ from hgutils.similarity import (
     split_scores,
     tangent_kernel,
 )
+from hgutils.similarity.scoring import HIERARCHY_GROUPS, hierarchy_score, tree_distance
 from hgutils.weightspace.stacked import init_mlp, mlp_forward
 
 torch.set_num_threads(1)
@@ -173,6 +176,43 @@ def test_regime_checks_separate_small_and_large_init():
     assert set(gates) == {"K2 rich", "K2 lazy"} and all(g["trained"] for g in gates.values())
 
 
+def test_cell_gate_counts_the_networks_and_names_the_weakest():
+    from hgutils.loop import GateResult
+
+    ok = GateResult(True, "loss fell 90 %", 1.0, 0.1, 1.0, 0.5)
+    slow = GateResult(True, "loss fell 20 %", 1.0, 0.8, 1.0, 0.5)
+    bad = GateResult(False, "loss fell 1 %", 1.0, 0.99, 0.5, 0.5)
+    assert ex.cell_gate({"gates": [ok, slow]}) == {
+        "trained": True,
+        "reason": "2/2 networks passed; weakest: loss fell 20 %",
+    }
+    gate = ex.cell_gate({"gates": [ok, bad, slow]})
+    assert gate == {"trained": False, "reason": "2/3 networks passed; weakest: loss fell 1 %"}
+    cells = [{"classes": 2, "regime": "rich", "gates": [ok]}, {"classes": 2, "regime": "lazy", "gates": [bad]}]
+    assert ex.group_gates(cells, ("rich",)) == {"K2 rich": ex.cell_gate(cells[0])}
+
+
+def test_classification_loss_matches_its_formulas():
+    g = torch.Generator().manual_seed(0)
+    f = torch.randn(3, 7, 4, generator=g, dtype=torch.float64)  # 3 networks, 7 points, 4 classes
+    y = torch.randint(0, 4, (7,), generator=g)
+    ce = classification_loss(f, y, "cross_entropy")
+    assert ce.shape == (3,)
+    for n in range(3):
+        assert ce[n] == pytest.approx(float(torch.nn.functional.cross_entropy(f[n], y)), rel=1e-12)
+        logp = torch.log_softmax(f[n], -1)[torch.arange(7), y]
+        assert ce[n] == pytest.approx(float(-logp.mean()), rel=1e-12)
+    mse = classification_loss(f, y, "mse")
+    onehot = torch.eye(4, dtype=torch.float64)[y]
+    assert torch.allclose(mse, ((f - onehot) ** 2).sum(-1).mean(-1))
+    # the right logits at a large margin: cross-entropy near 0; the one-hot targets themselves: mse 0
+    assert classification_loss(50 * onehot[None], y, "cross_entropy").item() < 1e-12
+    assert classification_loss(onehot[None], y, "mse").item() == 0.0
+    assert set(CLASSIFICATION_LOSSES) == {"cross_entropy", "mse"}
+    with pytest.raises(ValueError, match="loss must be one of"):
+        classification_loss(f, y, "hinge")
+
+
 def test_alpha_mode_trains_the_centred_scaled_network():
     """lazy_mode alpha: f = α(h(w) - h(w0)) starts at 0 (loss = that of a zero output) and stays lazy."""
     cfg = tiny(**ex.PREVIOUS_RECIPE, max_steps=50)
@@ -280,24 +320,42 @@ def _meta():
 
 def test_tree_distance_and_hierarchy_scores():
     meta = _meta()
-    T = ex.tree_distance(meta)
+    T = tree_distance(meta)
     assert np.allclose(T, T.T) and np.all(np.diag(T) == 0)
     assert T[0, 1] == 1 and T[0, 2] == 2 and T[0, 4] == 3 and T[0, 8] == 4 and T[8, 11] == 1
     S_ideal = 1.0 - T / 4.0
-    assert ex.hierarchy_score(S_ideal, meta) == pytest.approx(1.0)
+    assert hierarchy_score(S_ideal, meta) == pytest.approx(1.0)
     rng = np.random.default_rng(0)
     R = rng.uniform(size=T.shape)
-    assert abs(ex.hierarchy_score((R + R.T) / 2, meta)) < 0.3
+    assert abs(hierarchy_score((R + R.T) / 2, meta)) < 0.3
     # the lazy-init controls are left out of the hierarchy: scrambling their rows changes nothing
     S2 = S_ideal.copy()
     S2[12:, :] = S2[:, 12:] = 0.3
-    assert ex.hierarchy_score(S2, meta) == pytest.approx(1.0)
+    assert hierarchy_score(S2, meta) == pytest.approx(1.0)
     assert split_auc(S_ideal, meta, "group", where={"trained": True}, same=("classes",)) == pytest.approx(1.0)
+
+
+def test_hierarchy_score_is_a_rank_correlation_over_the_chosen_groups():
+    meta = _meta()
+    assert HIERARCHY_GROUPS == ("rich", "lazy", "untrained")
+    T = tree_distance(meta)
+    # a constant measure has no ranks: nan, not 0
+    assert math.isnan(hierarchy_score(np.full(T.shape, 0.7), meta))
+    # rank-based: any increasing map of the tree distance scores 1
+    assert hierarchy_score(1.0 - np.sqrt(T) / 2.0, meta) == pytest.approx(1.0)
+    # a reversed hierarchy scores -1 over the trained groups alone (every distance 1, 2 or 3)
+    trained = ("rich", "lazy")
+    assert hierarchy_score(T / 4.0, meta, groups=trained) == pytest.approx(-1.0)
+    # only the chosen groups count: scrambling the untrained rows changes nothing for trained groups
+    S = 1.0 - T / 4.0
+    S2 = S.copy()
+    S2[8:, :] = S2[:, 8:] = 0.1
+    assert hierarchy_score(S2, meta, groups=trained) == pytest.approx(hierarchy_score(S, meta, groups=trained))
 
 
 def test_score_measures_on_an_ideal_and_a_blind_matrix():
     meta = _meta()
-    S_ideal = 1.0 - ex.tree_distance(meta) / 4.0
+    S_ideal = 1.0 - tree_distance(meta) / 4.0
     S = ex.score_measures({"ideal": S_ideal, "blind": np.full_like(S_ideal, 0.9)}, meta)
     assert S.loc["ideal", "regime AUC"] == 1.0 and S.loc["ideal", "regime ratio"] == pytest.approx(2.0)
     assert S.loc["blind", "regime AUC"] == 0.5 and S.loc["blind", "regime ratio"] == pytest.approx(1.0)
@@ -306,10 +364,10 @@ def test_score_measures_on_an_ideal_and_a_blind_matrix():
 
 def test_block_labels_and_paper_table():
     meta = _meta()
-    blocks = ex._blocks(meta)
+    blocks = _blocks(meta)
     assert [b[0] for b in blocks] == ["K2 rich", "K2 lazy", "K5 rich", "K5 lazy", "untrained g=1", "lazy init g=1"]
     assert blocks[-1][1:3] == (12, 16)
-    S_ideal = 1.0 - ex.tree_distance(meta) / 4.0
+    S_ideal = 1.0 - tree_distance(meta) / 4.0
     scores = ex.score_measures({m: S_ideal for m in ex.MEASURES}, meta)
     swiss = {"MSA distance": 1e-16, "Procrustes similarity": 0.2, "RSA similarity": 0.3}
     table = ex.paper_table(swiss, scores)
@@ -337,7 +395,7 @@ def test_split_scores_invariances(seed, c, power):
 
 def test_split_where_accepts_a_set_of_values_and_rejects_bad_shapes():
     meta = _meta()
-    S = 1.0 - ex.tree_distance(meta) / 4.0
+    S = 1.0 - tree_distance(meta) / 4.0
     w, b = split_pairs(S, meta, "group", where={"group": ("rich", "untrained")}, same=("classes",))
     # within: rich-rich and untrained-untrained pairs of the same K (2 + 2 per K); between: 2 x 2 per K
     assert len(w) == 4 and len(b) == 8

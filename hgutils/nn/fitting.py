@@ -15,6 +15,9 @@ r"""Training and evaluation for the ILNN comparison: recipes, augmentation, loop
   :func:`hgutils.loop.train` with per-epoch evaluation on a validation split (best-epoch
   selection, optional early stopping) and on the test split, resumable checkpoints.
 * :func:`mcc` -- multiclass Matthews correlation (Gorodkin's R_K), checked against scikit-learn.
+* :func:`classification_loss` -- per-network classification loss of stacked outputs ``[N, n, K]``
+  (cross-entropy or squared error to one-hot targets; :data:`CLASSIFICATION_LOSSES`), the loss of the
+  stacked MLPs of notebook 05.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ __all__ = [
     "train_classifier",
     "recalibrate_bn",
     "ClassifierTask",
+    "CLASSIFICATION_LOSSES",
+    "classification_loss",
 ]
 
 log = logging.getLogger(__name__)
@@ -177,6 +182,23 @@ def make_optimizer(model: nn.Module, recipe: Recipe) -> torch.optim.Optimizer:
     if recipe.optimizer == "radam":
         return geoopt.optim.RiemannianAdam(params, lr=recipe.lr, weight_decay=recipe.weight_decay)
     raise ValueError(f"optimizer must be 'rsgd' or 'radam'; got {recipe.optimizer!r}")
+
+
+#: the losses :func:`classification_loss` computes
+CLASSIFICATION_LOSSES: tuple[str, ...] = ("cross_entropy", "mse")
+
+
+def classification_loss(f: torch.Tensor, y: torch.Tensor, kind: str) -> torch.Tensor:
+    r"""Per-network training loss ``[N]`` of outputs ``f [N, n, K]`` (``N`` stacked networks, ``n`` points,
+    ``K`` classes) for labels ``y [n]``: with ``kind="cross_entropy"`` the mean cross-entropy
+    :math:`\frac1n\sum_i -\log \operatorname{softmax}(f(x_i))_{y_i}`, with ``kind="mse"`` the mean squared
+    error :math:`\frac1n\sum_i \|f(x_i) - e_{y_i}\|^2` to one-hot targets (``kind`` in
+    :data:`CLASSIFICATION_LOSSES`; anything else is a ValueError)."""
+    if kind == "cross_entropy":
+        return F.cross_entropy(f.transpose(1, 2), y.expand(f.shape[0], -1), reduction="none").mean(-1)
+    if kind == "mse":
+        return ((f - F.one_hot(y, f.shape[-1]).to(f.dtype)) ** 2).sum(-1).mean(-1)
+    raise ValueError(f"loss must be one of {CLASSIFICATION_LOSSES}; got {kind!r}")
 
 
 def mcc(y_true: np.ndarray | torch.Tensor, y_pred: np.ndarray | torch.Tensor) -> float:

@@ -16,6 +16,10 @@ pairs (different values). Three views of one split:
 
 :func:`mean_between` is the mean similarity between two selections of models. A ``where`` value
 that is a tuple, list or set selects models whose attribute is any of its elements.
+
+Against a known *hierarchy* rather than one split: :func:`tree_distance` is the tree distance of the
+rich/lazy sweep's design (trained/untrained, number of classes, regime, seed; notebook 05) and
+:func:`hierarchy_score` the Spearman correlation of a measure's dissimilarities with it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
+
+#: the groups :func:`hierarchy_score` ranks by default: the trained regimes and the untrained networks
+#: (the lazy-init controls stay out of the hierarchy: a lazy network and its own initialisation are the
+#: same function up to a small change, not tree distance 4 apart)
+HIERARCHY_GROUPS = ("rich", "lazy", "untrained")
 
 
 def _matches(m: dict[str, Any], where: dict[str, Any] | None) -> bool:
@@ -106,3 +116,60 @@ def mean_between(
     if not vals:
         raise ValueError(f"no pairs between {a} and {b} with same={same}")
     return float(np.mean(vals))
+
+
+def tree_distance(meta: list[dict[str, Any]]) -> np.ndarray:
+    r"""Tree distance :math:`T` ``[M, M]`` of the design hierarchy of a trained/untrained sweep.
+
+    ``meta[i]`` needs ``"trained"``, ``"classes"`` (number of classes K) and ``"group"`` (the regime).
+    Trained vs untrained at the root; trained networks then split by K, regime and seed; untrained
+    networks depend only on their seed (siblings):
+
+    .. math::
+
+        T_{ij} = \begin{cases}
+            0 & i = j \\
+            4 & \text{trained}_i \ne \text{trained}_j \\
+            1 & \text{both untrained} \\
+            3 & \text{both trained}, K_i \ne K_j \\
+            2 & \text{both trained}, K_i = K_j, \text{group}_i \ne \text{group}_j \\
+            1 & \text{both trained, same } K \text{ and group (seeds)}
+        \end{cases}
+    """
+    M = len(meta)
+    T = np.zeros((M, M))
+    for i, a in enumerate(meta):
+        for j, b in enumerate(meta):
+            if i == j:
+                continue
+            if a["trained"] != b["trained"]:
+                T[i, j] = 4
+            elif not a["trained"]:
+                T[i, j] = 1
+            elif a["classes"] != b["classes"]:
+                T[i, j] = 3
+            elif a["group"] != b["group"]:
+                T[i, j] = 2
+            else:
+                T[i, j] = 1
+    return T
+
+
+def hierarchy_score(S: np.ndarray, meta: list[dict[str, Any]], groups: tuple[str, ...] = HIERARCHY_GROUPS) -> float:
+    r"""How well a measure recovers the design hierarchy: Spearman's rank correlation
+
+    .. math:: \rho = \operatorname{corr}_{\text{rank}}\big(1 - S_{ij},\ T_{ij}\big)_{i < j}
+
+    over the pairs of models whose ``"group"`` is in ``groups``, :math:`T` = :func:`tree_distance` of
+    those models. 1 = every pair's dissimilarity ranks as its tree distance; ``nan`` for a constant
+    dissimilarity (no ranks to correlate).
+    """
+    idx = [i for i, m in enumerate(meta) if m["group"] in groups]
+    sub = [meta[i] for i in idx]
+    T = tree_distance(sub)
+    Ssub = np.asarray(S)[np.ix_(idx, idx)]
+    iu = np.triu_indices(len(idx), k=1)
+    d = 1.0 - Ssub[iu]
+    if np.ptp(d) == 0:
+        return float("nan")  # a constant measure has no rank correlation
+    return float(spearmanr(d, T[iu]).statistic)
