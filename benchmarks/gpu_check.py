@@ -296,8 +296,8 @@ def _task_step(model: Any, data: Any, labels: Any, b: int, kw: dict[str, Any]) -
 
 def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
     from hgutils.experiments import nb01_inr_classification as ex
-    from hgutils.repro import seed_everything
     from hgutils.experiments import weightspace_protocol as cmp
+    from hgutils.repro import seed_everything
     from hgutils.weightspace.tasks import embeddings, fit
     from hgutils.weightspace.zoo import inr_image_zoo
 

@@ -1,16 +1,21 @@
-"""Progress bars that stay out of stored outputs.
+"""Progress bars that stay out of stored outputs, and a stopwatch of a notebook's sections.
 
 - :func:`progress` -- tqdm, silent when not interactive or under CI; a widget in a Jupyter kernel
   with ipywidgets, a text bar otherwise, and never a warning in a stored output.
 - :func:`progress_enabled` -- whether a human is watching (``HGUTILS_PROGRESS``, CI, pytest).
+- :class:`Stopwatch` -- wall-clock minutes of each section of a notebook, printed as each ends.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 T = TypeVar("T")
 
@@ -64,3 +69,26 @@ def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Any:
     kwargs.setdefault("disable", not progress_enabled())
     kwargs.setdefault("leave", False)
     return _tqdm_class(not kwargs["disable"])(iterable, **kwargs)
+
+
+class Stopwatch:
+    """Wall-clock minutes of each notebook section, measured in this run (``lap`` ends a section)."""
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.minutes: dict[str, float] = {}
+
+    def lap(self, section: str) -> None:
+        """Record and print the minutes since the previous lap (or the start) as ``section``."""
+        now = time.perf_counter()
+        self.minutes[section] = (now - self.last) / 60
+        self.last = now
+        print(f"[{section}: {self.minutes[section]:.1f} min wall clock]")
+
+    def table(self) -> pd.DataFrame:
+        """Minutes per section and the total since the start (index ``section``, the last row ``total``)."""
+        import pandas as pd  # here, not at the top: the training loop imports this module, and pandas is heavy
+
+        rows = dict(self.minutes)
+        rows["total"] = (time.perf_counter() - self.start) / 60
+        return pd.DataFrame({"minutes": rows}).rename_axis("section")

@@ -28,7 +28,8 @@ is ``inconclusive``.
 :math:`\sqrt{s_a^2 + s_b^2}` unpaired, equal seeds per arm), the seeds needed are the smallest
 ``n ≥ 2`` with :math:`k s/\sqrt{n} < E`. This is the normal approximation of the 2-se rule itself: a
 true difference equal to the resolvable one is resolved about half the time (80 % needs
-``E ≥ 2.8 se``).
+``E ≥ 2.8 se``). :func:`target_power` reads it in one line for a gap a design's seeds were chosen to
+resolve.
 
 **Orderings** (:func:`compare_ordering`): ``a > b > c`` is judged pairwise along the order with the
 same rule; it holds when every step holds, is contradicted when any step is, and is inconclusive
@@ -281,6 +282,21 @@ def compare_seeds(
     spread = math.sqrt(va + vb) if math.isfinite(se) else math.nan
     diff = sign * float(xa.mean() - xb.mean())
     return Difference(label, diff, se, len(xa), len(xb), False, spread, margin, n_se, unit, digits, over)
+
+
+def target_power(d: Difference, gap: float) -> str:
+    """One line for a ledger: whether a ``gap`` difference (in ``d``'s units) is resolved at ``d``'s seeds
+    and measured spread (:meth:`Difference.power`: resolved when ``gap > n_se se``), or the seeds it would
+    need at that spread.
+
+    The design's power against the gap its seeds were chosen to resolve (beside the paper's own effect,
+    where it reports one): ``"resolvable at 3 seeds"`` or ``"not resolvable at 3 seeds; needs 5 at this
+    spread"`` (``more`` when no spread was measured or ``gap`` is not positive).
+    """
+    p = d.power(gap)
+    if p.resolvable:
+        return f"resolvable at {p.seeds_run} seeds"
+    return f"not resolvable at {p.seeds_run} seeds; needs {p.seeds_needed or 'more'} at this spread"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -137,6 +137,15 @@ def test_summaries_over_seeds() -> None:
     assert table.loc["euclidean", "test acc (%)"] == "60.0 ± 10.0" and "selected epoch" in table
 
 
+def test_gates_list_every_seed_of_each_model() -> None:
+    runs = _runs({"euclidean": [0.5, 0.6], "ilnn": [0.4, 0.4]}, untrained=("ilnn",))
+    g = ex.gates(runs, chance=0.1)
+    assert g["euclidean"]["trained"] and not g["ilnn"]["trained"]
+    chance = 0.1
+    for m in ("euclidean", "ilnn"):  # "seed 0: <reason>; seed 1: <reason>", each seed's own gate
+        assert g[m]["reason"] == "; ".join(f"seed {s}: {runs[s][m].gate(chance).reason}" for s in runs)
+
+
 def _verdicts(claims: Claims) -> dict[str, str]:
     return {r.id: r.verdict for r in claims.rows}
 
@@ -237,7 +246,7 @@ def test_hierarchy_difficulty_and_paper_table_rows() -> None:
     assert "synthetic MCC (%), ILNN" in table.index
 
 
-def test_bn_comparison_reuses_the_ilnn_run_and_stopwatch_records_sections() -> None:
+def test_bn_comparison_reuses_the_ilnn_run() -> None:
     cfg = ex.ILNNConfig.from_scale(
         "smoke", synth_genes_per_family=1, synth_variants=8, synth_length=24, genomics_epochs=1, channels=4, fc_dim=8
     )
@@ -246,11 +255,6 @@ def test_bn_comparison_reuses_the_ilnn_run_and_stopwatch_records_sections() -> N
     runs = ex.bn_comparison(cfg, data, 0, gyrolbn=first)
     assert runs["gyrolbn"] is first and set(runs) == {"gyrolbn", "gyrobn", "lbn"}
     assert all(len(h.val_mcc) == 1 for h in runs.values())
-    clock = ex.Stopwatch()
-    clock.lap("a")
-    clock.lap("b")
-    t = clock.table()
-    assert list(t.index) == ["a", "b", "total"] and t.loc["total", "minutes"] >= t.loc["a", "minutes"] >= 0
 
 
 def test_claims_at_the_tasks_ceiling_are_not_judged() -> None:

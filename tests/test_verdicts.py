@@ -20,6 +20,7 @@ from hgutils.verdicts import (
     compare_ordering,
     compare_seeds,
     compare_spread,
+    target_power,
 )
 
 
@@ -266,3 +267,15 @@ def test_favoured_models_must_be_judged_models():
         _ledger_with({"A": _OK}, favoured=["Z"], holds=False)
     with pytest.raises(ValueError, match="favoured models"):
         Claims("nb", "smoke").add("x", "s", paper=1, ours=0, criterion="c", source="s", holds=False, favoured=["A"])
+
+
+def test_target_power_says_whether_a_gap_is_resolved_or_the_seeds_it_needs():
+    a, b = _paired(3.0, n=3)
+    d = compare_seeds(a, b, paired=True)
+    big, small = 2 * d.resolvable, d.resolvable / 2  # resolved when gap > 2 se
+    assert target_power(d, big) == "resolvable at 3 seeds"
+    need = d.power(small).seeds_needed
+    assert need is not None and need > 3
+    assert target_power(d, small) == f"not resolvable at 3 seeds; needs {need} at this spread"
+    one = compare_seeds([1.0], [0.0], paired=True)  # one seed: no spread measured, no seed count to give
+    assert target_power(one, 5.0) == "not resolvable at 1 seeds; needs more at this spread"
