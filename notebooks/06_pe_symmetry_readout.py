@@ -87,7 +87,6 @@ from hgutils.repro import output_dirs, seed_everything
 from hgutils.symmetry.encodings import RandomFourierPE, lift_table
 from hgutils.symmetry.groups import candidate_elements, rotation, rotation_sweep
 from hgutils.symmetry.shapes import default_shapes
-from hgutils.verdicts import Absolute, all_of, compare_seeds
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
 warnings.filterwarnings("ignore", message="IProgress not found")
@@ -412,170 +411,21 @@ print(ex.paper_table(by_domain, m, m2, cfg.domain, cfg.weight_decay).to_string(i
 
 # %% tags=[]
 claims = Claims("06_pe_symmetry_readout", scale)
-src = ex.PAPER["source"]
-wd = cfg.weight_decay
-fsh = ("square", "triangle", "hexagon")
-claims.add(
-    "rff_pi",
-    f"RFF responds mainly to the π rotation (main grid: {cfg.domain} domain, weight decay {wd:g})",
-    paper=ex.PAPER["rff"],
-    ours=f"R180 top for {m['rff_pi_top']:.0f}/{m['rff_pi_shapes']:.0f}; sweep peak off by {m['rff_peak_mean_dev']:.1f}°",
-    criterion="R180 is the top non-identity element for every π-symmetric shape and the mean sweep peak is within 10° of 180°",
-    holds=m["rff_pi_top"] == m["rff_pi_shapes"] and m["rff_peak_mean_dev"] <= 10.0,
-    source=src,
-    trained=ex.fit_gates(grid.meta, cfg.fit_tol, [("RandomFourierPE", s, cfg.domain, wd) for s in shape_order]),
-)
-claims.add(
-    "hierarchy",
-    f"Every element read out high (first-layer Gram) is liftable and in G_true (main grid: {cfg.domain}, wd {wd:g})",
-    paper=ex.PAPER["hierarchy"],
-    ours=f"{m['high']:.0f} high, {m['viol_lift']:.0f}+{m['viol_true']:.0f} violations",
-    criterion=f"no cell with score ≥ {cfg.threshold} is non-liftable or outside G_true (and at least one is high)",
-    holds=m["viol_lift"] + m["viol_true"] == 0 and m["high"] > 0,
-    source="arXiv:2607.03108, Proposition 1",
-    trained=ex.fit_gates(grid.meta, cfg.fit_tol, [(e.name, s, cfg.domain, wd) for e in encodings for s in shape_order]),
-);
-
-# %% tags=[]
-for d, md_ in by_domain.items():
-    gates = {
-        "dy": ex.fit_gates(grid.meta, cfg.fit_tol, [("DyadicAxisPE", s, d, wd) for s in ("square", "triangle")]),
-        "tri": ex.fit_gates(grid.meta, cfg.fit_tol, [("TriAxisPE", s, d, wd) for s in ("triangle", "hexagon")]),
-    }
-    ps = ex.claim_metrics_by_seed(ex.cell_frame(frame, d, wd), "prefix1", "frobenius", cfg.threshold)
-    claims.add(
-        f"dyadic_d4@{d}",
-        f"DyadicAxisPE supports D4 readout (square; {d} domain, weight decay {wd:g})",
-        paper=ex.PAPER["dyadic_d4"],
-        ours=f"min D4∖I {md_['dy_sq_d4_min']:.3f} vs max non-liftable {md_['dy_sq_nonlift_max']:.3f} (seed means)",
-        criterion="per seed, min score over D4∖{I} − max score over non-liftable elements; its mean − 0.1 > 2 se "
-        "(paired over seeds)",
-        test=compare_seeds(
-            ps["dy_sq_d4_min"],
-            ps["dy_sq_nonlift_max"],
-            paired=True,
-            margin=0.1,
-            label="D4 min − non-liftable max",
-            digits=3,
-        ),
-        source=src,
-        trained=ex.fit_gates(grid.meta, cfg.fit_tol, [("DyadicAxisPE", "square", d, wd)]),
-    )
-    claims.add(
-        f"dyadic_suppresses_d3@{d}",
-        f"DyadicAxisPE suppresses the triangle's D3 rotations although f is D3-symmetric ({d} domain)",
-        paper=ex.PAPER["dyadic_d3"],
-        ours=f"Gram {md_['dy_tri_rot_max']:.3f}, functional {md_['dy_tri_rot_func']:.3f}",
-        criterion="max Gram score of R120/R240 < 0.4 and their functional score > 0.8",
-        holds=md_["dy_tri_rot_max"] < 0.4 and md_["dy_tri_rot_func"] > 0.8,
-        source=src,
-        trained=ex.fit_gates(grid.meta, cfg.fit_tol, [("DyadicAxisPE", "triangle", d, wd)]),
-    )
-    claims.add(
-        f"triaxis_low_d3_d6@{d}",
-        f"TriAxisPE gives lower D3/D6 Gram scores (triangle, hexagon) than Dyadic gives D4 (square) ({d} domain)",
-        paper=ex.PAPER["triaxis"],
-        ours=f"D3 {md_['tri_tri_mean']:.3f}, D6 {md_['tri_hex_mean']:.3f}, Dyadic D4 {md_['dy_sq_mean']:.3f}",
-        criterion="comparative: Dyadic square's mean over D4∖{I} − TriAxis's mean over G_true∖{I} > 2 se over seeds "
-        "(unpaired), for the triangle and for the hexagon",
-        test=all_of(
-            [
-                compare_seeds(ps["dy_sq_mean"], ps[k], paired=False, label=f"Dyadic D4 − TriAxis {n}", digits=3)
-                for k, n in (("tri_tri_mean", "D3"), ("tri_hex_mean", "D6"))
-            ]
-        ),
-        source=src,
-        trained=gates["tri"] | ex.fit_gates(grid.meta, cfg.fit_tol, [("DyadicAxisPE", "square", d, wd)]),
-    )
-    claims.add(
-        f"triaxis_below_threshold@{d}",
-        f"TriAxisPE's D3 (triangle) and D6 (hexagon) Gram scores stay below the readout threshold ({d} domain)",
-        paper=ex.PAPER["triaxis"],
-        ours=f"D3 {md_['tri_tri_mean']:.3f}, D6 {md_['tri_hex_mean']:.3f}",
-        criterion=f"absolute: mean TriAxis score over G_true∖{{I}} < {cfg.threshold} for both the triangle and the hexagon",
-        holds=max(md_["tri_tri_mean"], md_["tri_hex_mean"]) < cfg.threshold,
-        source=src,
-        trained=gates["tri"],
-    )
-    claims.add(
-        f"triaxis_d3_visible@{d}",
-        f"(ours) TriAxis D3 readout is above its off-group baseline: the lift is used ({d} domain)",
-        paper="—",
-        ours=f"D3 {md_['tri_tri_mean']:.3f} vs liftable-but-not-symmetric {md_['tri_tri_off']:.3f} (seed means)",
-        criterion="TriAxis triangle: mean over D3∖{I} − mean over (D6∖D3), minus 0.1, > 2 se (paired over seeds)",
-        test=compare_seeds(
-            ps["tri_tri_mean"], ps["tri_tri_off"], paired=True, margin=0.1, label="D3 − (D6∖D3)", digits=3
-        ),
-        source="this notebook",
-        trained=ex.fit_gates(grid.meta, cfg.fit_tol, [("TriAxisPE", "triangle", d, wd)]),
-    )
-
-# %% tags=[]
-wds = cfg.weight_decays
+ex.rff_pi_claim(claims, cfg, grid, m)
+ex.hierarchy_claim(claims, cfg, grid, m)
 for d in cfg.domains:
-    for label, w in (("", wd), ("_wd0", 0.0)):
-        if w not in wds or (label == "" and w == 0.0):  # no decay in the main grid: the _wd0 claim covers it
-            continue
-        c = ctrl[(ctrl["domain"] == d) & (ctrl["weight_decay"] == w)].iloc[0]
-        pair = ctrl_seeds[(ctrl_seeds["domain"] == d) & (ctrl_seeds["weight_decay"] == w)].sort_values("seed")
-        claims.add(
-            f"dyadic_d4_control{label}@{d}",
-            f"(ours) Dyadic D4 readout on the square exceeds its same-initialisation control (triangle), {d} domain, "
-            f"weight decay {w:g}",
-            paper=ex.PAPER["dyadic_d4"] + " (weight decay not stated)",
-            ours=f"square {c['score']:.3f}, control {c['control']:.3f}, init {c['init']:.3f}; paired gap {c['gap']:.3f} "
-            f"(smallest seed {c['gap_min']:.3f}, {c['n']:.0f} seeds)",
-            criterion="paired gap (square − triangle, same init) over R90,R180,R270,S0,S45,S135: its seed mean − 0.1 "
-            "> 2 se (paired over seeds)",
-            test=compare_seeds(
-                pair["score"], pair["control"], paired=True, margin=0.1, label="square − control", digits=3
-            ),
-            source="this notebook",
-            trained=ex.fit_gates(grid.meta, cfg.fit_tol, [("DyadicAxisPE", s, d, w) for s in ("square", "triangle")]),
-        )
-    h = hcells[(hcells["domain"] == d) & (hcells["encoding"].isin([e.name for e in encodings]))]
-    per_wd = h.groupby("weight_decay")[["high", "not_liftable", "not_in_G_true"]].sum()
-    claims.add(
-        f"hierarchy@{d}",
-        f"In every weight-decay cell of the {d} domain, every element read out high is liftable and in G_true",
-        paper=ex.PAPER["hierarchy"],
-        ours="; ".join(
-            f"wd {w:g}: {r.high:.0f} high, {r.not_liftable:.0f}+{r.not_in_G_true:.0f} violations"
-            for w, r in per_wd.iterrows()
-        ),
-        criterion=f"first-layer Gram, threshold {cfg.threshold}, square/triangle/hexagon: no high cell is non-liftable or outside G_true in any cell",
-        holds=int(per_wd["not_liftable"].sum() + per_wd["not_in_G_true"].sum()) == 0,
-        source="arXiv:2607.03108, Proposition 1",
-        trained=ex.fit_gates(grid.meta, cfg.fit_tol, [(e.name, s, d, w) for e in encodings for s in fsh for w in wds]),
-    )
-for d, r in dens.items():
-    if r["n_broken"] == 0:
-        continue
-    per = ex.density_readout_by_seed(frame, "TriAxisPE", d, cfg.weight_decay, ["triangle", "hexagon"])
-    claims.add(
-        f"triaxis_follows_density@{d}",
-        f"(ours) On the {d} domain TriAxis reads the triangle's and hexagon's symmetries the density respects, "
-        "not those it breaks, although the function keeps both",
-        paper="—",
-        ours=f"respected {r['kept_gram']:.3f} (function {r['kept_functional']:.3f}); broken {r['broken_gram']:.3f} "
-        f"(function {r['broken_functional']:.3f})",
-        criterion="mean Gram score of liftable G_true elements the density respects − of those it breaks, minus 0.2, "
-        "> 2 se (paired over seeds); and the function's mean score of the broken ones > 0.8 (absolute)",
-        test=all_of(
-            [
-                compare_seeds(
-                    per["kept_gram"], per["broken_gram"], paired=True, margin=0.2, label="respected − broken", digits=3
-                ),
-                Absolute(
-                    "function keeps the broken ones",
-                    bool(r["broken_functional"] > 0.8),
-                    f"{r['broken_functional']:.3f}",
-                ),
-            ]
-        ),
-        source="this notebook",
-        trained=ex.fit_gates(grid.meta, cfg.fit_tol, [("TriAxisPE", s, d, wd) for s in ("triangle", "hexagon")]),
-    )
+    ps = ex.claim_metrics_by_seed(ex.cell_frame(frame, d, cfg.weight_decay), "prefix1", "frobenius", cfg.threshold)
+    ex.dyadic_d4_claim(claims, cfg, grid, d, by_domain[d], ps)
+    ex.dyadic_suppresses_d3_claim(claims, cfg, grid, d, by_domain[d])
+    ex.triaxis_low_d3_d6_claim(claims, cfg, grid, d, by_domain[d], ps)
+    ex.triaxis_below_threshold_claim(claims, cfg, grid, d, by_domain[d])
+    ex.triaxis_d3_visible_claim(claims, cfg, grid, d, by_domain[d], ps)
+for d in cfg.domains:
+    ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds)
+    ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds, wd0=True)
+    ex.hierarchy_domain_claim(claims, cfg, grid, d, hcells)
+for d in cfg.domains:
+    ex.triaxis_follows_density_claim(claims, cfg, grid, d, dens[d], frame)
 claims.show()
 claims.save(out_res);
 

@@ -13,6 +13,7 @@ import torch
 
 from hgutils.experiments import nb06_pe_symmetry_readout as ex
 from hgutils.ledger import Claims
+from hgutils.symmetry.domains import stream_seed
 from hgutils.symmetry.groups import candidate_elements, rotation_sweep
 from hgutils.symmetry.shapes import default_shapes
 
@@ -44,6 +45,18 @@ def test_config_fields_and_validation():
         ex.CONFIG.from_scale("smoke", factor_shapes=["square", "star"])
 
 
+def test_stream_seed_keeps_its_formula_and_separates_streams():
+    # seed·100003 + s·1009 + shape + 50000017·domain index + 1000003·stream (the seeds 06 always used)
+    assert stream_seed(0, 0, "disk", 0, 0) == 0
+    assert stream_seed(3, 2, "square", 4, 1) == 3 * 100_003 + 2 * 1009 + 4 + 50_000_017 + 1_000_003 == 51_302_051
+    keys = [(s, d, i, k) for s in range(3) for d in ("disk", "square") for i in range(6) for k in (0, 1)]
+    assert len({stream_seed(7, *key) for key in keys}) == len(keys)  # every stream its own seed
+    assert stream_seed(0, 1, "disk", 2, 0) != stream_seed(0, 1, "square", 2, 0)
+    assert stream_seed(0, 1, "disk", 2, 0) != stream_seed(0, 1, "disk", 2, 1)
+    with pytest.raises(ValueError, match="domain must be one of"):
+        stream_seed(0, 0, "torus", 0, 0)
+
+
 def test_grid_spec_main_and_factor_cells():
     cfg = ex.CONFIG.from_scale("smoke", n_seeds=2)
     spec = ex.grid_spec(cfg, default_shapes(), ex.make_encodings(cfg))
@@ -72,7 +85,7 @@ def test_domain_reaches_the_trainer(tiny):
             assert (bulk.norm(dim=-1) <= 1.0 + 1e-6).all(), "disk pools stay in the unit disk"
         # the pool is exactly the shape's sample on that domain from the pool's own stream
         i = [s.name for s in grid.shapes].index(r["shape"])
-        gen = torch.Generator().manual_seed(ex._stream_seed(0, int(r["seed"]), r["domain"], i, 0))
+        gen = torch.Generator().manual_seed(stream_seed(0, int(r["seed"]), r["domain"], i, 0))
         ref, _ = shapes[r["shape"]].sample(cfg.n_points, gen, domain=r["domain"], dtype=torch.float64)
         assert torch.equal(x, ref.float().double())
     # every network trained on its own cell's pool
@@ -163,11 +176,11 @@ def test_factor_table_control_and_hierarchy(tiny):
     assert np.isnan(ex.density_readout(ftab, "TriAxisPE", "disk", 1.0, ["triangle"])["broken_gram"])
 
 
-def test_fit_gates_make_claims_inconclusive(tiny):
+def test_sdf_cell_gates_make_claims_inconclusive(tiny):
     cfg, grid, _ = tiny
     cells = [("DyadicAxisPE", "square", "disk", 1.0)]
-    loose = ex.fit_gates(grid.meta, 10.0, cells)
-    strict = ex.fit_gates(grid.meta, 1e-6, cells)
+    loose = ex.sdf_cell_gates(grid.meta, 10.0, cells)
+    strict = ex.sdf_cell_gates(grid.meta, 1e-6, cells)
     key = "Dyadic/square/disk/wd=1"
     assert set(loose) == {key} and "worst relative error" in strict[key]["reason"]
     assert strict[key]["trained"] is False
@@ -175,7 +188,7 @@ def test_fit_gates_make_claims_inconclusive(tiny):
     claims.add("x", "s", paper="p", ours=1.0, criterion="c", holds=False, source="t", trained=strict)
     assert claims.rows[0].verdict == "inconclusive (did not train)"
     with pytest.raises(ValueError, match="no networks for Dyadic/circle/square/wd=1"):
-        ex.fit_gates(grid.meta, 0.1, [("DyadicAxisPE", "circle", "square", 1.0)])
+        ex.sdf_cell_gates(grid.meta, 0.1, [("DyadicAxisPE", "circle", "square", 1.0)])
     fit = ex.fit_table(grid.meta)
     assert len(fit) == 18 + 5 * 9 and (fit["n"] == 1).all()
 
@@ -208,3 +221,41 @@ def test_data_symmetry_tables_and_plots(tiny):
     tab = ex.paper_table(by_dom, m, m, "disk", 1.0)
     assert list(tab.columns)[2:] == ["ours, disk domain, wd 1", "ours, square domain, wd 1"]
     assert (tab.iloc[3:, 3] == "—").all()  # main-grid patterns only in the main domain's column
+
+
+def test_claim_functions_add_one_claim_each_in_ledger_order(tiny):
+    cfg, grid, frame = tiny
+    wd = cfg.weight_decay
+    main = ex.cell_frame(frame, cfg.domain, wd)
+    sweep = ex.sweep_frame(grid.cell(cfg.domain, wd), rotation_sweep(cfg.sweep_num))
+    m = ex.claim_metrics(main, sweep, threshold=cfg.threshold)
+    by_domain = {d: ex.claim_metrics(ex.cell_frame(frame, d, wd), threshold=cfg.threshold) for d in cfg.domains}
+    ctrl = ex.same_init_control(frame)
+    ctrl_seeds = ex.same_init_control(frame, per_seed_values=True)
+    hcells = ex.hierarchy_by_cell(frame[frame["shape"].isin(ex.FACTOR_SHAPES)], cfg.threshold)
+    ftab = ex.factor_table(frame)
+    dens = {d: ex.density_readout(ftab, "TriAxisPE", d, wd, ["triangle", "hexagon"]) for d in cfg.domains}
+    claims = Claims("06_pe_symmetry_readout", "smoke")
+    ex.rff_pi_claim(claims, cfg, grid, m)
+    ex.hierarchy_claim(claims, cfg, grid, m)
+    for d in cfg.domains:
+        ps = ex.claim_metrics_by_seed(ex.cell_frame(frame, d, wd), threshold=cfg.threshold)
+        ex.dyadic_d4_claim(claims, cfg, grid, d, by_domain[d], ps)
+        ex.dyadic_suppresses_d3_claim(claims, cfg, grid, d, by_domain[d])
+        ex.triaxis_low_d3_d6_claim(claims, cfg, grid, d, by_domain[d], ps)
+        ex.triaxis_below_threshold_claim(claims, cfg, grid, d, by_domain[d])
+        ex.triaxis_d3_visible_claim(claims, cfg, grid, d, by_domain[d], ps)
+    for d in cfg.domains:
+        ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds)
+        ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds, wd0=True)
+        ex.hierarchy_domain_claim(claims, cfg, grid, d, hcells)
+    for d in cfg.domains:
+        ex.triaxis_follows_density_claim(claims, cfg, grid, d, dens[d], frame)
+    per_domain = ["dyadic_d4", "dyadic_suppresses_d3", "triaxis_low_d3_d6", "triaxis_below_threshold"]
+    per_domain.append("triaxis_d3_visible")
+    want = ["rff_pi", "hierarchy"] + [f"{c}@{d}" for d in cfg.domains for c in per_domain]
+    want += [f"{c}@{d}" for d in cfg.domains for c in ("dyadic_d4_control", "dyadic_d4_control_wd0", "hierarchy")]
+    want += ["triaxis_follows_density@square"]  # the disk's density breaks no symmetry: no claim
+    assert [r.id for r in claims.rows] == want
+    row = next(r for r in claims.rows if r.id == "triaxis_low_d3_d6@disk")
+    assert list(row.trained) == ["TriAxis/triangle/disk/wd=1", "TriAxis/hexagon/disk/wd=1", "Dyadic/square/disk/wd=1"]

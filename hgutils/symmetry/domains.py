@@ -12,6 +12,8 @@ and does not state its training distribution there).
 - :class:`SquareDomain` -- uniform in :math:`[-h, h]^2` (:math:`G_p = D_4`: the signed permutation
   matrices, i.e. rotations by multiples of 90° and reflections about the axes at 0/45/90/135°).
 - :func:`get_domain` -- a domain by name (``"disk"`` or ``"square"``).
+- :func:`stream_seed` -- the seed of one random stream (points or minibatches) of a training pool
+  drawn on a named domain, distinct per (seed index, domain, shape, stream).
 - :func:`density_symmetry_z` / :func:`density_symmetry_profile` -- a two-sided test of
   :math:`p(gx) = p(x)` from one sample, through the empirical characteristic function.
 
@@ -41,6 +43,7 @@ __all__ = [
     "DiskDomain",
     "SquareDomain",
     "get_domain",
+    "stream_seed",
     "default_wavevectors",
     "density_symmetry_z",
     "density_symmetry_profile",
@@ -146,6 +149,19 @@ def get_domain(domain: str | Domain, size: float = 1.0) -> Domain:
     if domain == "square":
         return SquareDomain(size)
     raise ValueError(f"domain must be one of {DOMAINS} or a Domain; got {domain!r}")
+
+
+def stream_seed(seed: int, s: int, domain: str, shape_index: int, stream: int) -> int:
+    """The seed of one random stream of the training pool of (seed index ``s``, ``domain``, shape
+    ``shape_index``) under base seed ``seed``: ``stream`` 0 draws the pool's points, 1 its minibatches.
+
+    ``seed·100003 + s·1009 + shape_index + 50000017·DOMAINS.index(domain) + 1000003·stream``: every
+    (seed index, domain, shape, stream) of a grid gets its own generator, and the disk's point streams
+    (domain index 0, stream 0) keep the seeds notebook 06 used before the domain became a factor.
+    """
+    if domain not in DOMAINS:
+        raise ValueError(f"domain must be one of {DOMAINS}; got {domain!r}")
+    return seed * 100_003 + s * 1009 + shape_index + 50_000_017 * DOMAINS.index(domain) + 1_000_003 * stream
 
 
 def default_wavevectors(radii: tuple[float, ...] = (1.5, 3.0, 6.0, 12.0, 24.0), n_angles: int = 24) -> torch.Tensor:
