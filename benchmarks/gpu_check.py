@@ -280,7 +280,7 @@ def _timed_step(make: Any, b: int, device: str, reps: int) -> float:
     return (time.perf_counter() - t) / reps
 
 
-def _task_step(model: Any, data: Any, labels: Any, b: int, kw: dict[str, Any]) -> Any:
+def _task_step(model: Any, data: Any, labels: Any, b: int, rs: Any) -> Any:
     """One training step of ``model`` on ``b`` networks, as :func:`hgutils.weightspace.tasks.fit`
     takes it (GTH-GMN's two-stage and fine-tuned protocols: the stage-1 reconstruction step)."""
     import torch
@@ -290,7 +290,7 @@ def _task_step(model: Any, data: Any, labels: Any, b: int, kw: dict[str, Any]) -
     protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
     cls = ReconstructionTask if protocol in ("two_stage", "finetune") else MetaNetTask
     idx = torch.arange(b)
-    task = cls(model, data, labels, idx, idx, dataclasses.replace(kw["train_cfg"], batch_size=b))
+    task = cls(model, data, labels, idx, idx, dataclasses.replace(rs.train_cfg, batch_size=b))
     return lambda: task.step(idx, 0.0)
 
 
@@ -355,7 +355,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
     labels = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), cfg.val_fraction, cfg.test_fraction, seed=cfg.split_seed, labels=labels)
     part["split"] = splits.sizes()
-    kw = cfg.comparison_kwargs(device)
+    rs = cfg.run_settings(device)
     prepared, record = cmp.prepare_inputs(zoo, splits, cfg.inputs)
     part["inputs"] = record
     spe = math.ceil(len(splits.train) / cfg.batch_size)
@@ -363,7 +363,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
         r = part["models"].setdefault(name, {})
         t0 = time.perf_counter()
         try:
-            gth = dict(kw["gth_overrides"])
+            gth = dict(rs.gth_overrides or {})
             seed_everything(seed)
             model = cmp.build_variant(name, prepared, "classification", 10, gth)
             tp = time.perf_counter()
@@ -372,7 +372,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
             # throughput of one training step (for GTH-GMN: stage 1, the reconstruction objective)
             step_s = _timed_step(
                 lambda b, n=name, g=gth, d=data: _task_step(
-                    cmp.build_variant(n, prepared, "classification", 10, g), d, labels, b, kw
+                    cmp.build_variant(n, prepared, "classification", 10, g), d, labels, b, rs
                 ),
                 cfg.batch_size,
                 device,
@@ -409,12 +409,12 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
                 planned_steps=steps,
                 planned_epochs=round(steps / spe, 2),
             )
-            tcfg = dataclasses.replace(kw["train_cfg"], steps=steps, seed=seed)
+            tcfg = dataclasses.replace(rs.train_cfg, steps=steps, seed=seed)
             seed_everything(seed)
             model = cmp.build_variant(name, prepared, "classification", 10, gth)
             _reset_peak(device)
             tf = time.perf_counter()
-            fr = fit(model, data, labels, splits.train, splits.val, splits.test, tcfg, desc=name, gate=kw["gate"])
+            fr = fit(model, data, labels, splits.train, splits.val, splits.test, tcfg, desc=name, gate=rs.gate)
             _sync(device)
             r["fit_s"] = round(time.perf_counter() - tf, 1)
             logs = {"stage 1": fr.pretrain_log, "task": fr.log} if fr.pretrain_log is not None else {"task": fr.log}

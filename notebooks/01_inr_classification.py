@@ -70,6 +70,7 @@ inputs = None  # str or None: standardize | delta | rms | none (how the baseline
 # %% tags=[]
 import logging
 import time
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -175,7 +176,7 @@ minutes["zoos"] = (time.time() - t0) / 60
 
 # %% tags=[]
 t0 = time.time()
-kwargs = cfg.comparison_kwargs(device)
+run_settings = cfg.run_settings(device)
 ablation_seeds = {v: seeds[: cfg.ablation_seeds] for v in cfg.ablation_variants}
 side_seeds = {v: seeds[:1] for v in cfg.side_variants}
 slow_seeds = {v: seeds[: cfg.slow_seeds] for v in cfg.slow_variants} if cfg.slow_seeds else {}
@@ -200,9 +201,8 @@ for ds, zoo in zoos.items():
         list(cfg.variants) + [v for v in cfg.side_variants if v not in cfg.variants],
         splits[ds],
         seeds,
+        replace(selections[ds].apply(run_settings), variant_seeds={**ablation_seeds, **side_seeds, **slow_seeds}),
         desc=ds,
-        variant_seeds={**ablation_seeds, **side_seeds, **slow_seeds},
-        **selections[ds].apply(kwargs),
     )
     print(ds, "inputs:", runs[ds].inputs)
     display(table(cmp.protocol_table(runs[ds]), index=False))
@@ -290,8 +290,8 @@ for ds, zoo in shared.items():
         cfg.shared_variants,
         sp,
         seeds[: cfg.shared_seeds],
+        selections[ds].apply(run_settings),  # GTH-GMN as chosen on the main zoo's validation split
         desc=f"{ds} shared",
-        **selections[ds].apply(kwargs),  # GTH-GMN as chosen on the main zoo's validation split
     )
     s = cmp.summarize(shared_runs[ds].table, ["test_accuracy", "train_accuracy"])
     display(Markdown(f"**{ds}, one shared initialisation** ({len(zoo)} INRs, split {sp.sizes()})"))
@@ -325,7 +325,14 @@ for ds, zoo in zoos.items():
     czoo = curve_zoos[ds] if curve_zoos[ds] is not None else zoo
     csplit = ex.curve_splits(splits[ds], len(zoo), len(czoo))
     curves[ds] = ex.learning_curve(
-        czoo, czoo.meta["label"], csplit, cfg.curve_sizes, cfg.curve_variants, seeds[:1], desc=f"{ds} curve", **kwargs
+        czoo,
+        czoo.meta["label"],
+        csplit,
+        cfg.curve_sizes,
+        cfg.curve_variants,
+        seeds[:1],
+        run_settings,
+        desc=f"{ds} curve",
     )
     image_ceilings[ds] = ex.image_ceiling(czoo, czoo.meta["label"], csplit, cfg.curve_sizes)
     display(table(ex.curve_table(pd.concat([curves[ds], image_ceilings[ds]], ignore_index=True)), index=False))
@@ -366,9 +373,9 @@ for ds, zoo in zoos.items():
         cfg.aug_curve_sizes,
         cfg.aug_curve_variants,
         seeds[:1],
+        run_settings,
         desc=f"{ds} augmentation curve",
         both_ways=True,
-        **kwargs,
     )
     test_labels = czoo.meta["label"][csplit.test]
     chance = float(torch.bincount(test_labels).max()) / len(test_labels)  # the majority class of the test INRs

@@ -163,8 +163,8 @@ run = cmp.run_comparison(
     cfg.variants,
     splits,
     seeds,
+    selection.apply(cfg.run_settings(device)),
     desc="generalisation",
-    **selection.apply(cfg.comparison_kwargs(device)),
 )
 print("inputs:", run.inputs)
 display(cmp.protocol_table(run))

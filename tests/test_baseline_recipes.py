@@ -14,6 +14,7 @@ import torch
 
 import hgutils
 from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol import RunSettings
 from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS
 from hgutils.weightspace.metanets import GMN, WeightData, build_metanet
 from hgutils.weightspace.metanets import recipes as rec
@@ -42,7 +43,7 @@ def _run(zoo: Zoo, names: list[str], **kw):
     splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
     cfg = TrainConfig(epochs=1, batch_size=6, patience=1000)
     kw = {"train_cfg": cfg, "recipes": "optimizer", **kw}
-    return cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0], **kw)
+    return cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0], RunSettings(**kw))
 
 
 # ------------------------------------------------------------------------------ every recipe field is read
@@ -183,7 +184,7 @@ def test_augmentation_is_restricted_or_refused_where_it_does_not_apply(tmp_path,
     with pytest.raises(ValueError, match="augment"):
         cmp.ComparisonSettings.check_value("augment", ("everything",))
     assert cmp.ComparisonSettings.check_value("augment", ["recipe", "NFN_NP"]) == ("recipe", "NFN_NP")
-    assert cmp.ComparisonSettings().comparison_kwargs()["augment"] == ("recipe",)
+    assert cmp.ComparisonSettings().run_settings().augment == ("recipe",)
 
 
 # ------------------------------------------------------------------------------ GMN's per-layer inputs

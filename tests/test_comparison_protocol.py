@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hgutils.experiments import weightspace_protocol as cmp
+from hgutils.experiments.weightspace_protocol import RunSettings
 from hgutils.experiments.weightspace_protocol.runner import _Runner, _stage1_groups
 from hgutils.weightspace.metanets import WeightData, build_metanet, random_hidden_perms
 from hgutils.weightspace.metanets.flat import permute_hidden_per_network
@@ -140,7 +141,9 @@ def test_run_comparison_searches_one_learning_rate_per_family_and_reports_gates(
     y = zoo.meta["label"]
     splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
     kw = dict(train_cfg=TrainConfig(steps=30, batch_size=10, patience=1000), lr_grid=(1e-4, 3e-3), lr_search_steps=20)
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "FlatMLP (traj)", "StatNN"], splits, [0, 1], **kw)
+    run = cmp.run_comparison(
+        zoo, "classification", y, 2, ["FlatMLP", "FlatMLP (traj)", "StatNN"], splits, [0, 1], RunSettings(**kw)
+    )
     assert set(run.lr_search) == {"FlatMLP", "StatNN"}  # FlatMLP (traj) reuses its family's search
     assert set(run.table.loc[run.table.model == "FlatMLP (traj)", "lr"]) == {
         max(run.lr_search["FlatMLP"], key=run.lr_search["FlatMLP"].get)
@@ -149,12 +152,12 @@ def test_run_comparison_searches_one_learning_rate_per_family_and_reports_gates(
     table = cmp.protocol_table(run)
     assert list(table["model"]) == ["FlatMLP", "FlatMLP (traj)", "StatNN"] and "lr search (val score)" in table
     assert set(run.curves) == {"FlatMLP", "FlatMLP (traj)", "StatNN"} and len(run.curves["StatNN"][1]) >= 1
-    again = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], **kw)
+    again = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(**kw))
     assert again.lr_search["StatNN"] == run.lr_search["StatNN"]  # the search is cached
     with pytest.raises(ValueError, match="not in the results"):
         run.gate("DWSNet")
     with pytest.raises(ValueError, match="lr_grid"):
-        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], lr_grid=(0.0,))
+        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(lr_grid=(0.0,)))
 
 
 def test_a_diverging_learning_rate_loses_the_search_instead_of_ending_it(tmp_path, monkeypatch):
@@ -166,7 +169,7 @@ def test_a_diverging_learning_rate_loses_the_search_instead_of_ending_it(tmp_pat
     splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
     monkeypatch.setattr(runner, "fit", diverging_above(runner.fit, 1e-3))
     kw = dict(train_cfg=TrainConfig(steps=20, batch_size=10, patience=1000), lr_grid=(1e-4, 3e-3), lr_search_steps=10)
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], RunSettings(**kw))
     assert run.lr_search["FlatMLP"][3e-3] == float("-inf") and set(run.table["lr"]) == {1e-4}
 
 
@@ -202,17 +205,16 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
         ["StatNN", "FlatMLP"],
         splits,
         [0],
-        train_cfg=shared,
-        lr_grid=(1e-4, 1e-2),
-        lr_search_steps=2,
-        recipes="optimizer",
+        RunSettings(train_cfg=shared, lr_grid=(1e-4, 1e-2), lr_search_steps=2, recipes="optimizer"),
     )
     rows = run.table.set_index("model")
     assert rows.loc["StatNN", "lr"] == stat.lr and "nfn" in rows.loc["StatNN", "recipe"]  # the authors' lr, no search
     assert set(run.lr_search) == {"FlatMLP"} and rows.loc["FlatMLP", "recipe"] == ""
     assert "recipe" in cmp.protocol_table(run)
     with pytest.raises(ValueError, match="recipes must be one of"):
-        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], train_cfg=shared, recipes="all")
+        cmp.run_comparison(
+            zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(train_cfg=shared, recipes="all")
+        )
     with pytest.raises(ValueError, match="recipes must be one of"):
         cmp.ComparisonSettings(recipes="authors")
 
@@ -239,14 +241,20 @@ def test_recipe_learning_rates_follow_the_batch_size_by_the_named_rule(tmp_path,
     stat = recipe_for("StatNN", "classification")  # batch 8
     kw = dict(train_cfg=shared, recipes="optimizer")
     small = cmp.Splits(splits.train[:2], splits.val, splits.test)  # 2 training networks: the batch the split allows
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], small, [0], recipe_lr_scaling="sqrt", **kw)
+    run = cmp.run_comparison(
+        zoo, "classification", y, 2, ["StatNN"], small, [0], RunSettings(recipe_lr_scaling="sqrt", **kw)
+    )
     row = run.table.iloc[0]
     assert row["lr"] == pytest.approx(stat.lr * 0.5) and "sqrt-scaled from batch 8 to 2" in row["recipe"]
     assert row["batch_size"] == 2 and row["reference_batch"] == 8
-    assert cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], small, [0], **kw).table.iloc[0]["lr"] == (
+    assert cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], small, [0], RunSettings(**kw)).table.iloc[0][
+        "lr"
+    ] == (
         pytest.approx(stat.lr * 0.5)  # sqrt is the default rule
     )
-    ok = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], recipe_lr_scaling="sqrt", **kw)
+    ok = cmp.run_comparison(
+        zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(recipe_lr_scaling="sqrt", **kw)
+    )
     assert ok.table.iloc[0]["batch_size"] == 8 and ok.table.iloc[0]["lr"] == stat.lr  # the split holds 8: unscaled
     full = cmp.run_comparison(
         zoo,
@@ -256,13 +264,13 @@ def test_recipe_learning_rates_follow_the_batch_size_by_the_named_rule(tmp_path,
         ["StatNN"],
         splits,
         [0],
-        recipe_lr_scaling="linear",
-        train_cfg=shared,
-        recipes="full",
+        RunSettings(recipe_lr_scaling="linear", train_cfg=shared, recipes="full"),
     )
     assert full.table.iloc[0]["lr"] == stat.lr and "scaled" not in full.table.iloc[0]["recipe"]  # its own batch
     with pytest.raises(ValueError, match="recipe_lr_scaling must be one of"):
-        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], recipe_lr_scaling="x", **kw)
+        cmp.run_comparison(
+            zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(recipe_lr_scaling="x", **kw)
+        )
 
 
 def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_together(tmp_path, monkeypatch):
@@ -272,12 +280,12 @@ def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_
     splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
     kw = dict(train_cfg=TrainConfig(epochs=3, batch_size=6, patience=1000), recipes="optimizer")
     names = ["FlatMLP", "StatNN", "NFN_NP"]
-    seq = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
-    par = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], workers=2, **kw)
+    seq = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], RunSettings(**kw))
+    par = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], RunSettings(workers=2, **kw))
     grid = dict(lr_grid=(1e-4, 1e-2), lr_search_steps=4)
-    s1 = cmp.run_comparison(zoo, "classification", y, 2, ["NFN_NP"], splits, [0], **kw, **grid)
+    s1 = cmp.run_comparison(zoo, "classification", y, 2, ["NFN_NP"], splits, [0], RunSettings(**kw, **grid))
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path / "other"))  # not the cached search
-    s2 = cmp.run_comparison(zoo, "classification", y, 2, ["NFN_NP"], splits, [0], workers=2, **kw, **grid)
+    s2 = cmp.run_comparison(zoo, "classification", y, 2, ["NFN_NP"], splits, [0], RunSettings(workers=2, **kw, **grid))
     assert s2.lr_search["NFN_NP"] == pytest.approx(s1.lr_search["NFN_NP"], rel=1e-5)
     cols = ["model", "seed", "lr", "trained", "steps", "epochs_run"]
     assert par.table[cols].equals(seq.table[cols])  # same runs, same order
@@ -302,7 +310,7 @@ def test_forked_workers_reproduce_the_sequential_runs_and_keep_shared_stage_one_
         [("GTH-GMN (Euclidean)", 0)],
     ]
     with pytest.raises(ValueError, match="workers must be >= 1"):
-        cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0], workers=0, **kw)
+        cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0], RunSettings(workers=0, **kw))
 
 
 def test_epoch_caps_lower_one_models_cap_and_mark_its_runs_capped(tmp_path, monkeypatch):
@@ -312,16 +320,25 @@ def test_epoch_caps_lower_one_models_cap_and_mark_its_runs_capped(tmp_path, monk
     splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
     cfg = TrainConfig(epochs=4, batch_size=6, patience=1000)
     run = cmp.run_comparison(
-        zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0], train_cfg=cfg, epoch_caps={"StatNN": 2}
+        zoo,
+        "classification",
+        y,
+        2,
+        ["FlatMLP", "StatNN"],
+        splits,
+        [0],
+        RunSettings(train_cfg=cfg, epoch_caps={"StatNN": 2}),
     )
     rows = run.table.set_index("model")
     assert rows.loc["StatNN", "epochs_run"] == 2 and bool(rows.loc["StatNN", "capped"])
     assert rows.loc["FlatMLP", "epochs_run"] == 4  # the shared cap (no early stop: patience 1000)
     with pytest.raises(ValueError, match="epoch_caps: unknown model 'GMM'"):
-        cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], train_cfg=cfg, epoch_caps={"GMM": 2})
+        cmp.run_comparison(
+            zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(train_cfg=cfg, epoch_caps={"GMM": 2})
+        )
     with pytest.raises(ValueError, match="must be >= 1"):
         cmp.ComparisonSettings(epoch_caps=(("GMN", 0),))
-    assert cmp.ComparisonSettings(epoch_caps=(("GMN", 3),)).comparison_kwargs()["epoch_caps"] == {"GMN": 3}
+    assert cmp.ComparisonSettings(epoch_caps=(("GMN", 3),)).run_settings().epoch_caps == {"GMN": 3}
 
 
 @pytest.mark.parametrize(
@@ -376,7 +393,7 @@ def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_
 
     zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=6)
     monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(2, "FlatMLP"))
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], RunSettings(**kw))
     rows = run.table.set_index("model")
     flat, stat = rows.loc["FlatMLP"], rows.loc["StatNN"]
     assert flat["diverged"].str.startswith("task: epoch 2, step 7: non-finite loss").all()
@@ -389,7 +406,7 @@ def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_
     monkeypatch.setattr(MetaNetTask, "step", _diverging_in_epoch(0, "FlatMLP"))  # nothing validated to keep
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path / "again"))  # not the finished runs of the same settings
     with pytest.raises(FloatingPointError, match=r"FlatMLP, seed 0, lr 0.003: FlatMLP s0 diverged at epoch 0"):
-        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], **kw)
+        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], RunSettings(**kw))
 
 
 def test_a_step_with_non_finite_gradients_is_skipped_and_twenty_in_a_row_end_the_run():
@@ -424,14 +441,14 @@ def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_
 
     zoo, y, splits, kw = _cached_setup(tmp_path, monkeypatch, epochs=3)
     names = ["FlatMLP", "StatNN"]
-    first = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
+    first = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], RunSettings(**kw))
     assert len(list((tmp_path / "comparison_run").glob("*.pt"))) == 4  # one entry per (model, seed)
 
     def no_training(*a, **k):
         raise AssertionError("a finished run was trained again")
 
     monkeypatch.setattr(runner, "fit", no_training)
-    again = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], **kw)
+    again = cmp.run_comparison(zoo, "classification", y, 2, names, splits, [0, 1], RunSettings(**kw))
     assert again.table.equals(first.table) and again.curves == first.curves
     for name in names:
         assert all((a == b).all() for a, b in zip(again.outputs[name], first.outputs[name]))
@@ -440,7 +457,7 @@ def test_a_rerun_reads_every_finished_run_from_the_cache_and_trains_nothing(tmp_
             predict_outputs(again.models[name], data, test), predict_outputs(first.models[name], data, test)
         )
     with pytest.raises(AssertionError, match="trained again"):  # another seed is a run not yet finished
-        cmp.run_comparison(zoo, "classification", y, 2, names, splits, [2], **kw)
+        cmp.run_comparison(zoo, "classification", y, 2, names, splits, [2], RunSettings(**kw))
 
 
 def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
@@ -457,10 +474,10 @@ def test_a_stopped_comparison_resumes_after_its_last_finished_run(tmp_path, monk
 
     monkeypatch.setattr(runner, "fit", stops_at_the_third_run)
     with pytest.raises(KeyboardInterrupt):
-        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
+        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], RunSettings(**kw))
     calls.clear()
     monkeypatch.setattr(runner, "fit", lambda model, *a, **k: calls.append(type(model).__name__) or fit(model, *a, **k))
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], **kw)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP", "StatNN"], splits, [0, 1], RunSettings(**kw))
     assert calls == ["StatNN", "StatNN"] and len(run.table) == 4  # FlatMLP's two seeds were read back
 
 
@@ -479,8 +496,27 @@ def test_two_variants_with_one_configuration_train_once(tmp_path, monkeypatch):
     fit, calls = runner.fit, []
     monkeypatch.setattr(runner, "fit", lambda m, *a, **k: calls.append(1) or fit(m, *a, **k))
     kw = dict(train_cfg=TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3), gth_overrides=chosen)
-    run = cmp.run_comparison(zoo, "classification", y, 2, ["GTH-GMN", frozen], splits, [0], **kw)
+    run = cmp.run_comparison(zoo, "classification", y, 2, ["GTH-GMN", frozen], splits, [0], RunSettings(**kw))
     assert len(calls) == 1 and run.table["model"].tolist() == ["GTH-GMN", frozen]
     a, b = (run.table.iloc[i].drop(["model", "cpu_seconds"]) for i in (0, 1))
     assert a.equals(b) and run.curves["GTH-GMN"] == run.curves[frozen]
     assert set(run.models) == {"GTH-GMN", frozen} and run.models["GTH-GMN"] is not run.models[frozen]
+
+
+def test_run_comparison_takes_one_settings_object_and_refuses_anything_else():
+    zoo = _zoo(n=20, T=2, signal=True)
+    y = zoo.meta["label"]
+    splits = cmp.make_splits(len(zoo), 0.2, 0.2, labels=y)
+    with pytest.raises(TypeError, match="RunSettings"):
+        cmp.run_comparison(zoo, "classification", y, 2, ["FlatMLP"], splits, [0], TrainConfig(steps=2))
+    for bad, match in (
+        (dict(inputs="zscore"), "inputs"),
+        (dict(lr_grid=()), "lr_grid"),
+        (dict(workers=0), "workers"),
+        (dict(recipes="all"), "recipes"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            RunSettings(**bad)
+    preset = cmp.ComparisonSettings(lr_grid=(1e-3,), workers=2)
+    rs = preset.run_settings("cpu")
+    assert rs.lr_grid == (1e-3,) and rs.workers == 2 and rs.train_cfg.batch_size == preset.batch_size

@@ -166,6 +166,7 @@ from hgutils.experiments import nb02_sine_regression as nb02  # noqa: E402
 from hgutils.experiments import nb03_cifar_generalization as nb03  # noqa: E402
 from hgutils.experiments import nb07_training_geometry as nb07  # noqa: E402
 from hgutils.experiments import weightspace_protocol as ex  # noqa: E402
+from hgutils.experiments.weightspace_protocol import RunSettings  # noqa: E402
 from hgutils.weightspace.tasks import TrainConfig  # noqa: E402
 from hgutils.weightspace.zoo import MLPSpec, Zoo  # noqa: E402
 
@@ -232,8 +233,7 @@ def test_run_comparison_identical_splits_and_table(monkeypatch, tmp_path):
         variants,
         splits,
         [0, 1],
-        CFG,
-        gth_overrides={"dim": 4, "heads": 1, "head_dim": 4, "gru_hidden": 4},
+        RunSettings(train_cfg=CFG, gth_overrides={"dim": 4, "heads": 1, "head_dim": 4, "gru_hidden": 4}),
     )
     assert len(seen) == len(variants) * 2
     assert len({s[1:4] for s in seen}) == 1  # every model and seed saw the same train/val/test networks
@@ -258,8 +258,12 @@ def test_run_comparison_identical_splits_and_table(monkeypatch, tmp_path):
 def test_run_comparison_is_deterministic_per_seed():
     zoo = _tiny_zoo(seed=1)
     splits = ex.make_splits(len(zoo), 0.2, 0.25, seed=0, labels=zoo.meta["label"])
-    r1 = ex.run_comparison(zoo, "classification", zoo.meta["label"], 2, ["FlatMLP"], splits, [5], CFG)
-    r2 = ex.run_comparison(zoo, "classification", zoo.meta["label"], 2, ["FlatMLP"], splits, [5], CFG)
+    r1 = ex.run_comparison(
+        zoo, "classification", zoo.meta["label"], 2, ["FlatMLP"], splits, [5], RunSettings(train_cfg=CFG)
+    )
+    r2 = ex.run_comparison(
+        zoo, "classification", zoo.meta["label"], 2, ["FlatMLP"], splits, [5], RunSettings(train_cfg=CFG)
+    )
     assert r1.table["test_accuracy"].tolist() == r2.table["test_accuracy"].tolist()
     assert r1.table["val_accuracy"].tolist() == r2.table["val_accuracy"].tolist()
 
@@ -269,18 +273,18 @@ def test_run_comparison_error_paths():
     splits = ex.make_splits(len(zoo), 0.2, 0.25)
     y = zoo.meta["y"]
     with pytest.raises(ValueError, match="unknown model variant"):
-        ex.run_comparison(zoo, "regression", y, 1, ["NoSuchNet"], splits, [0], CFG)
+        ex.run_comparison(zoo, "regression", y, 1, ["NoSuchNet"], splits, [0], RunSettings(train_cfg=CFG))
     with pytest.raises(ValueError, match="variants is empty"):
-        ex.run_comparison(zoo, "regression", y, 1, [], splits, [0], CFG)
+        ex.run_comparison(zoo, "regression", y, 1, [], splits, [0], RunSettings(train_cfg=CFG))
     with pytest.raises(ValueError, match="distinct"):
-        ex.run_comparison(zoo, "regression", y, 1, ["StatNN", "StatNN"], splits, [0], CFG)
+        ex.run_comparison(zoo, "regression", y, 1, ["StatNN", "StatNN"], splits, [0], RunSettings(train_cfg=CFG))
     with pytest.raises(ValueError, match="seeds"):
-        ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], splits, [1, 1], CFG)
+        ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], splits, [1, 1], RunSettings(train_cfg=CFG))
     with pytest.raises(ValueError, match="one entry per network"):
-        ex.run_comparison(zoo, "regression", y[:5], 1, ["StatNN"], splits, [0], CFG)
+        ex.run_comparison(zoo, "regression", y[:5], 1, ["StatNN"], splits, [0], RunSettings(train_cfg=CFG))
     bad = ex.Splits(splits.train, splits.val, torch.tensor([len(zoo) + 3]))
     with pytest.raises(ValueError, match="disjoint indices"):
-        ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], bad, [0], CFG)
+        ex.run_comparison(zoo, "regression", y, 1, ["StatNN"], bad, [0], RunSettings(train_cfg=CFG))
     with pytest.raises(ValueError, match="GTH-GMN"):
         node_embeddings(torch.nn.Linear(2, 2), None, [0])
 

@@ -15,7 +15,7 @@ from _fakes import diverging_above
 from test_training_loop import SMALL_GTH, make_zoo
 
 from hgutils.experiments import gth_selection as gs
-from hgutils.experiments.weightspace_protocol import ComparisonSettings, build_variant
+from hgutils.experiments.weightspace_protocol import ComparisonSettings, RunSettings, build_variant
 from hgutils.repro import seed_everything
 from hgutils.weightspace.inputs import make_splits
 from hgutils.weightspace.metanets.gth_gmn.config import SIZES, GTHGMNConfig, frozen_head_components
@@ -136,8 +136,8 @@ def test_the_table_lists_every_declared_cell_and_picks_by_validation(tmp_path):
     assert t[t["chosen"]].index[0] == t.index[t["val_score"] == best][0]  # ties: the earliest cell
     assert (t.loc[t["protocol"] == "two_stage", "pretrain_steps"] > 0).all()
     assert sel.overrides()["protocol"] == sel.chosen()["protocol"]
-    kw = sel.apply({"gth_overrides": {"dim": 8}})
-    assert kw["family_lr"] == {"GTH-GMN": sel.chosen()["lr"]} and kw["gth_overrides"]["dim"] == 8
+    rs = sel.apply(RunSettings(gth_overrides={"dim": 8}))
+    assert rs.family_lr == {"GTH-GMN": sel.chosen()["lr"]} and rs.gth_overrides["dim"] == 8
     assert "validation" in sel.caption and "4 optimiser steps" in sel.caption
 
 

@@ -14,6 +14,7 @@ import torch
 from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
+from hgutils.experiments.weightspace_protocol import RunSettings
 from hgutils.verdicts import HOLDS, INCONCLUSIVE
 from hgutils.weightspace.inputs import Splits
 from hgutils.weightspace.tasks import TrainConfig
@@ -31,7 +32,14 @@ def test_both_ways_runs_every_model_with_and_without_augmentation_on_the_same_sp
     sp = Splits(torch.arange(16), torch.arange(16, 20), torch.arange(20, 24))
     cfg = TrainConfig(epochs=1, batch_size=4)
     curve = ex.learning_curve(
-        zoo, y, sp, (8, 16), ("StatNN", "NFN_NP"), [0, 1], train_cfg=cfg, both_ways=True, augment=("recipe",)
+        zoo,
+        y,
+        sp,
+        (8, 16),
+        ("StatNN", "NFN_NP"),
+        [0, 1],
+        RunSettings(train_cfg=cfg, augment=("recipe",)),
+        both_ways=True,
     )
     assert len(curve) == 2 * 2 * 2 * 2  # sizes x models x seeds x ways
     for (n, model, seed), g in curve.groupby(["train_inrs", "model", "seed"]):
@@ -40,7 +48,7 @@ def test_both_ways_runs_every_model_with_and_without_augmentation_on_the_same_sp
         assert "noise" in g.loc[g["augmented"], "augment"].item()  # not an INR zoo: noise and dropout only
     table = ex.curve_table(curve).set_index("model")
     assert {"StatNN", "StatNN (augmented)"} <= set(table.index) and "8 INRs" in table.columns
-    plain = ex.learning_curve(zoo, y, sp, (8,), ("StatNN",), [0], train_cfg=cfg, augment=())
+    plain = ex.learning_curve(zoo, y, sp, (8,), ("StatNN",), [0], RunSettings(train_cfg=cfg, augment=()))
     assert not plain["augmented"].any()  # without both_ways the run's own augment setting stands
 
 
@@ -51,8 +59,8 @@ def test_forked_curve_cells_give_the_curve_one_process_gives():
     cfg = TrainConfig(epochs=1, batch_size=4)
     torch.set_num_threads(1)  # the workers' thread count, so both sides run the same kernels
     args = (zoo, y, sp, (8, 16), ("StatNN",), [0])
-    one = ex.learning_curve(*args, train_cfg=cfg, both_ways=True)
-    two = ex.learning_curve(*args, train_cfg=cfg, both_ways=True, workers=2)
+    one = ex.learning_curve(*args, RunSettings(train_cfg=cfg), both_ways=True)
+    two = ex.learning_curve(*args, RunSettings(train_cfg=cfg, workers=2), both_ways=True)
     pd.testing.assert_frame_equal(one, two)
 
 

@@ -9,7 +9,7 @@ from test_training_loop import make_zoo
 
 from hgutils.experiments import nb01_inr_classification as ex
 from hgutils.experiments import weightspace_protocol as cmp
-from hgutils.experiments.weightspace_protocol import ComparisonResult
+from hgutils.experiments.weightspace_protocol import ComparisonResult, RunSettings
 from hgutils.ledger import Claims
 from hgutils.weightspace.inputs import Splits
 
@@ -35,7 +35,9 @@ def test_learning_curve_trains_on_growing_prefixes_of_the_training_split():
     sp = Splits(torch.arange(16), torch.arange(16, 20), torch.arange(20, 24))
     from hgutils.weightspace.tasks import TrainConfig
 
-    curve = ex.learning_curve(zoo, y, sp, (4, 8, 99), ("StatNN",), [0], train_cfg=TrainConfig(epochs=1, batch_size=4))
+    curve = ex.learning_curve(
+        zoo, y, sp, (4, 8, 99), ("StatNN",), [0], RunSettings(train_cfg=TrainConfig(epochs=1, batch_size=4))
+    )
     assert sorted(curve["train_inrs"].unique()) == [4, 8, 16]  # 99 is capped at the split
     assert set(curve.columns) >= {"test_accuracy", "epochs_run", "capped", "trained"}
     assert "16 INRs" in ex.curve_table(curve).columns
@@ -126,7 +128,6 @@ def test_the_variant_lists_are_known_and_ablations_run_with_their_own_seeds():
         ["StatNN", "FlatMLP"],
         sp,
         [0, 1, 2],
-        train_cfg=TrainConfig(epochs=1, batch_size=4),
-        variant_seeds={"FlatMLP": [0]},
+        RunSettings(train_cfg=TrainConfig(epochs=1, batch_size=4), variant_seeds={"FlatMLP": [0]}),
     )
     assert run.table.groupby("model")["seed"].nunique().to_dict() == {"FlatMLP": 1, "StatNN": 3}

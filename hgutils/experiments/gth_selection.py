@@ -110,13 +110,14 @@ class Selection:
         row = self.chosen()
         return self.grid.overrides(row["protocol"], row["size"])
 
-    def apply(self, run_kwargs: dict[str, Any]) -> dict[str, Any]:
-        """:func:`~hgutils.experiments.weightspace_protocol.run_comparison` keyword arguments with the chosen
+    def apply(self, settings: cmp.RunSettings) -> cmp.RunSettings:
+        """``settings`` (:class:`~hgutils.experiments.weightspace_protocol.RunSettings`) with the chosen
         configuration as the base of every GTH-GMN variant and its learning rate for the family."""
-        out = dict(run_kwargs)
-        out["gth_overrides"] = {**(run_kwargs.get("gth_overrides") or {}), **self.overrides()}
-        out["family_lr"] = {**(run_kwargs.get("family_lr") or {}), "GTH-GMN": float(self.chosen()["lr"])}
-        return out
+        return replace(
+            settings,
+            gth_overrides={**(settings.gth_overrides or {}), **self.overrides()},
+            family_lr={**(settings.family_lr or {}), "GTH-GMN": float(self.chosen()["lr"])},
+        )
 
     def summary(self) -> str:
         """One line: the chosen configuration and its validation score."""
@@ -375,7 +376,7 @@ def select_for(
 ) -> Selection:
     """:func:`select_gth` with a notebook preset's grid (:func:`grid_of`), loop settings, GTH-GMN
     settings, inputs and learnability gate, on the first of ``seeds``."""
-    kw = settings.comparison_kwargs(device)
+    rs = settings.run_settings(device)
     return select_gth(
         zoo,
         task,
@@ -384,9 +385,9 @@ def select_for(
         splits,
         grid_of(settings),
         int(list(seeds)[0]),
-        kw["train_cfg"],
-        kw["gth_overrides"],
-        kw["inputs"],
-        gate=kw["gate"],
-        workers=kw["workers"],
+        rs.train_cfg,
+        dict(rs.gth_overrides or {}),
+        rs.inputs,
+        gate=rs.gate,
+        workers=rs.workers,
     )

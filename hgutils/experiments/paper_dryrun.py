@@ -377,12 +377,12 @@ def _metanet_audit(name: str, zoo: Any, splits: Any, task: str, target: Any, out
     from hgutils.experiments import weightspace_protocol as cmp
     from hgutils.weightspace.metanets.base import to_device
 
-    kw = cfg.comparison_kwargs("cpu")
+    rs = cfg.run_settings("cpu")
     prepared, _ = cmp.prepare_inputs(zoo, splits, cfg.inputs)
 
     def run(device: str) -> None:
         torch.manual_seed(0)
-        model = cmp.build_variant(name, prepared, task, out_dim, kw["gth_overrides"])
+        model = cmp.build_variant(name, prepared, task, out_dim, rs.gth_overrides)
         data = model.prepare(prepared)
         idx = torch.arange(2)
         model.to(device).train()
@@ -427,17 +427,17 @@ def metanet_step(name: str, zoo: Any, splits: Any, task: str, target: Any, out_d
     from hgutils.experiments import weightspace_protocol as cmp
     from hgutils.weightspace.tasks import MetaNetTask, ReconstructionTask
 
-    kw = cfg.comparison_kwargs(device)
+    rs = cfg.run_settings(device)
     prepared, _ = cmp.prepare_inputs(zoo, splits, cfg.inputs)
 
     def make(b: int) -> Callable[[], Any]:
         torch.manual_seed(0)
-        model = cmp.build_variant(name, prepared, task, out_dim, kw["gth_overrides"])
+        model = cmp.build_variant(name, prepared, task, out_dim, rs.gth_overrides)
         data = model.prepare(prepared)
         protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
         cls = ReconstructionTask if protocol in ("two_stage", "finetune") else MetaNetTask
         idx = torch.arange(b)
-        t = cls(model, data, target, idx, idx, dataclasses.replace(kw["train_cfg"], batch_size=b))
+        t = cls(model, data, target, idx, idx, dataclasses.replace(rs.train_cfg, batch_size=b))
         return lambda: t.step(idx, 0.0)
 
     return make
@@ -460,7 +460,7 @@ def _comparison(
     with its training-step memory; returns the merged :class:`ComparisonResult` (``None`` if none ran)."""
     from hgutils.experiments import weightspace_protocol as cmp
 
-    kw = cfg.comparison_kwargs(device)
+    rs = cfg.run_settings(device)
     tables, models, data, keys = [], {}, {}, {}
     prepared, _ = cmp.prepare_inputs(zoo, splits, cfg.inputs)
     for name in variants:
@@ -470,9 +470,9 @@ def _comparison(
 
         def call(name: str = name, extra: dict[str, Any] = extra) -> Any:
             # built (and counted) inside the measured call: a model too big for the cap is a finding too
-            extra["params"] = n_params(cmp.build_variant(name, prepared, task, out_dim, kw["gth_overrides"]))
+            extra["params"] = n_params(cmp.build_variant(name, prepared, task, out_dim, rs.gth_overrides))
             seeds = [seed + i for i in range(cfg.n_seeds)]
-            return cmp.run_comparison(zoo, task, target, out_dim, [name], splits, seeds, desc=f"{nb} {name}", **kw)
+            return cmp.run_comparison(zoo, task, target, out_dim, [name], splits, seeds, rs, desc=f"{nb} {name}")
 
         run = dr.measure(nb, name, "comparison.run_comparison", call, **info)
         dr.records[-1].update(extra)
@@ -547,7 +547,7 @@ def dry_01(dr: DryRun, seed: int = 0, device: str = "cpu", data_dir: str | None 
         "zoo-size learning curve",
         "nb01.learning_curve",
         lambda: ex.learning_curve(
-            zoo, labels, splits, cfg.curve_sizes, cfg.curve_variants, [seed], **cfg.comparison_kwargs(device)
+            zoo, labels, splits, cfg.curve_sizes, cfg.curve_variants, [seed], cfg.run_settings(device)
         ),
     )
     if run is None or "GTH-GMN" not in run.models:

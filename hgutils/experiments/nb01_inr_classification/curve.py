@@ -5,7 +5,7 @@ INRs (:func:`image_ceiling`: the class is there to be read)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -53,27 +53,29 @@ def learning_curve(
     sizes: Sequence[int],
     variants: Sequence[str],
     seeds: Sequence[int],
+    settings: cmp.RunSettings | None = None,
     desc: str = "curve",
     both_ways: bool = False,
-    **run_kwargs: Any,
 ) -> pd.DataFrame:
     """Test accuracy of ``variants`` trained on the first ``n`` training INRs of ``splits`` for each
     ``n`` in ``sizes`` (capped at the training split), same validation and test INRs, through
-    :func:`hgutils.experiments.weightspace_protocol.run_comparison` (``run_kwargs``: its training settings).
+    :func:`hgutils.experiments.weightspace_protocol.run_comparison` (``settings``: its
+    :class:`~hgutils.experiments.weightspace_protocol.RunSettings`).
     One row per (size, model, seed) with ``train_inrs``, ``test_accuracy``, ``train_accuracy``,
     ``epochs_run``, ``capped``, ``trained``, ``augment`` (the training augmentation, ``"off"``: none)
     and ``augmented``.
 
     ``both_ways``: every model runs twice at every size, on the same split, seeds and budget -- without
     weight-space augmentation (``augment=()``) and with it (``augment=variants``: each model opts in with
-    its recipe's magnitudes, or the references' where its recipe has none); any ``augment`` in
-    ``run_kwargs`` is replaced."""
+    its recipe's magnitudes, or the references' where its recipe has none); ``settings.augment`` is
+    replaced."""
+    settings = settings if settings is not None else cmp.RunSettings()
     sizes = _curve_sizes(sizes, len(splits.train))
-    ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, run_kwargs.pop("augment", None))]
+    ways = [(False, ()), (True, tuple(variants))] if both_ways else [(None, None)]
     cells = [(n, on, augment) for n in sizes for on, augment in ways]
-    workers = int(run_kwargs.get("workers", 1))
+    workers = settings.workers
     # one process per cell (its runs in order inside it, so workers=1 there), the largest cells handed out first
-    ctx = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, {**run_kwargs, "workers": 1})
+    ctx = _CurveContext(zoo, labels, splits, tuple(variants), tuple(seeds), desc, replace(settings, workers=1))
     order = sorted(range(len(cells)), key=lambda i: -cells[i][0])
     by_index = dict(zip(order, forked_map(lambda i: _curve_cell(ctx, cells[i]), order, workers)))
     frames = [by_index[i] for i in range(len(cells))]
@@ -90,7 +92,7 @@ class _CurveContext:
     variants: tuple[str, ...]
     seeds: tuple[int, ...]
     desc: str
-    run_kwargs: dict[str, Any]
+    settings: cmp.RunSettings
 
 
 #: the curve's columns (of the comparison's results table, plus ``train_inrs`` and ``augmented``)
@@ -113,7 +115,7 @@ def _curve_cell(ctx: _CurveContext, cell: tuple[int, bool | None, Any]) -> pd.Da
     ``n`` training INRs, through :func:`~hgutils.experiments.weightspace_protocol.run_comparison`."""
     n, on, augment = cell
     sub = cmp.Splits(ctx.splits.train[:n], ctx.splits.val, ctx.splits.test)
-    kw = dict(ctx.run_kwargs) if augment is None else {**ctx.run_kwargs, "augment": augment}
+    settings = ctx.settings if augment is None else replace(ctx.settings, augment=augment)
     run = cmp.run_comparison(
         ctx.zoo,
         "classification",
@@ -122,8 +124,8 @@ def _curve_cell(ctx: _CurveContext, cell: tuple[int, bool | None, Any]) -> pd.Da
         ctx.variants,
         sub,
         ctx.seeds,
+        settings,
         desc=f"{ctx.desc} n={n}" + ("" if on is None else (" aug" if on else " no aug")),
-        **kw,
     )
     t = run.table.assign(train_inrs=n)
     t["augmented"] = t["augment"] != "off" if "augment" in t else False

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from hgutils.experiments.weightspace_protocol.results import ComparisonResult
 from hgutils.experiments.weightspace_protocol.run import run_comparison
-from hgutils.experiments.weightspace_protocol.settings import ComparisonSettings
+from hgutils.experiments.weightspace_protocol.settings import ComparisonSettings, RunSettings
 from hgutils.experiments.weightspace_protocol.tables import (
     best_model,
     difference,
@@ -50,6 +50,7 @@ __all__ = [
     "VARIANTS",
     "ComparisonResult",
     "ComparisonSettings",
+    "RunSettings",
     "Splits",
     "Variant",
     "best_model",

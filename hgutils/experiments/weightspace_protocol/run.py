@@ -5,7 +5,7 @@ with the same budget and learning-rate search, in forked one-thread workers; fin
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -14,10 +14,9 @@ from torch import Tensor
 
 from hgutils.experiments.weightspace_protocol.results import ComparisonResult
 from hgutils.experiments.weightspace_protocol.runner import _Runner
-from hgutils.experiments.weightspace_protocol.settings import _check_epoch_caps, _check_lr_scaling
-from hgutils.experiments.weightspace_protocol.variants import RECIPE_MODES, VARIANTS
+from hgutils.experiments.weightspace_protocol.settings import RunSettings
+from hgutils.experiments.weightspace_protocol.variants import VARIANTS
 from hgutils.weightspace.inputs import Splits
-from hgutils.weightspace.tasks import TrainConfig
 
 log = logging.getLogger("hgutils")
 
@@ -30,21 +29,8 @@ def run_comparison(
     variants: Sequence[str],
     splits: Splits,
     seeds: Sequence[int],
-    train_cfg: Any = None,
-    gth_overrides: dict[str, Any] | None = None,
+    settings: RunSettings | None = None,
     desc: str = "",
-    inputs: str = "standardize",
-    drop_constant: bool = True,
-    lr_grid: Sequence[float] | None = None,
-    lr_search_steps: int | None = None,
-    gate: Any = None,
-    variant_seeds: Mapping[str, Sequence[int]] | None = None,
-    recipes: str = "none",
-    workers: int = 1,
-    epoch_caps: Mapping[str, int] | None = None,
-    recipe_lr_scaling: str = "sqrt",
-    augment: Sequence[str] = ("recipe",),
-    family_lr: Mapping[str, float] | None = None,
 ) -> ComparisonResult:
     """Train every variant on ``zoo`` once per seed with the shared loop; the split never changes.
 
@@ -64,6 +50,8 @@ def run_comparison(
     seeds
         Model seeds; each seeds the model initialisation (:func:`hgutils.repro.seed_everything`)
         and the loop's batch order (``TrainConfig.seed``).
+    settings
+        How every model is trained, a :class:`~.settings.RunSettings` (default: its defaults); its fields:
     train_cfg
         A :class:`hgutils.weightspace.tasks.TrainConfig` (its ``seed`` and ``lr`` are replaced per run).
     inputs, drop_constant
@@ -132,18 +120,17 @@ def run_comparison(
     once, the second reading the first's run.
     """
 
-    seeds = _check_run(zoo, target, variants, splits, seeds, lr_grid)
-    if recipes not in RECIPE_MODES:
-        raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {recipes!r}")
-    _check_epoch_caps(epoch_caps or {})
-    _check_lr_scaling(recipe_lr_scaling)
-    runner = _Runner(zoo, task, target, out_dim, splits, train_cfg or TrainConfig(), gth_overrides, gate, recipes)
-    runner.lr_scaling = recipe_lr_scaling
-    runner.epoch_caps = {k: int(v) for k, v in (epoch_caps or {}).items()}
-    runner.augment = _check_augment(augment)
-    runner.prepare(inputs, drop_constant)
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1; got {workers}")
+    rs = settings if settings is not None else RunSettings()
+    if not isinstance(rs, RunSettings):
+        raise TypeError(f"settings must be a RunSettings (ComparisonSettings.run_settings()); got {type(rs).__name__}")
+    seeds = _check_run(zoo, target, variants, splits, seeds)
+    gth = dict(rs.gth_overrides) if rs.gth_overrides is not None else None
+    runner = _Runner(zoo, task, target, out_dim, splits, rs.train_cfg, gth, rs.gate, rs.recipes)
+    runner.lr_scaling = rs.recipe_lr_scaling
+    runner.epoch_caps = {k: int(v) for k, v in (rs.epoch_caps or {}).items()}
+    runner.augment = _check_augment(rs.augment)
+    runner.prepare(rs.inputs, rs.drop_constant)
+    lr_grid, family_lr, workers = rs.lr_grid, rs.family_lr, rs.workers
     for name in variants:  # refuse an augmentation that does not apply before any training starts
         runner.augment_of(name)
     searched: dict[str, str] = {}  # model family -> the variant its learning rate was searched on
@@ -158,10 +145,10 @@ def run_comparison(
             base = VARIANTS[name].base
             if base not in searched:  # one search per model family: its first variant in the list
                 searched[base] = name
-                runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, lr_search_steps, workers)
+                runner.res.lr_search[name] = runner.search_lr(name, seeds[0], lr_grid, rs.lr_search_steps, workers)
             scores = runner.res.lr_search[searched[base]]
             lr = max(scores, key=scores.get)
-        runs += [(name, int(seed), lr, si == 0) for si, seed in enumerate((variant_seeds or {}).get(name, seeds))]
+        runs += [(name, int(seed), lr, si == 0) for si, seed in enumerate((rs.variant_seeds or {}).get(name, seeds))]
     runner.res.table = pd.DataFrame(runner.fit_all(runs, workers, desc or "models"))
     return runner.res
 
@@ -184,7 +171,6 @@ def _check_run(
     variants: Sequence[str],
     splits: Splits,
     seeds: Sequence[int],
-    lr_grid: Sequence[float] | None,
 ) -> list[int]:
     """Validate :func:`run_comparison`'s arguments (one ``ValueError`` naming what was expected); the seeds as ints."""
     if not variants:
@@ -197,8 +183,6 @@ def _check_run(
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be a non-empty list of distinct ints; got {seeds}")
-    if lr_grid is not None and (len(lr_grid) == 0 or any(not lr > 0 for lr in lr_grid)):
-        raise ValueError(f"lr_grid must hold positive learning rates; got {lr_grid}")
     n = len(zoo)
     allidx = torch.cat([splits.train, splits.val, splits.test])
     if int(allidx.max()) >= n or int(allidx.min()) < 0 or len(allidx.unique()) != len(allidx):

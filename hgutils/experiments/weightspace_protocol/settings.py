@@ -1,10 +1,11 @@
-"""What every weight-space notebook (01-03) sets the same way: :class:`ComparisonSettings` and its checks."""
+"""What every weight-space notebook (01-03) sets the same way: :class:`ComparisonSettings` (the preset
+fields) and :class:`RunSettings` (how :func:`~.run.run_comparison` trains every model), with their checks."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from hgutils.experiments.weightspace_protocol.variants import RECIPE_MODES, VARIANTS
@@ -16,6 +17,44 @@ from hgutils.weightspace.metanets.recipes import LR_SCALING_RULES
 from hgutils.weightspace.tasks import TrainConfig
 
 log = logging.getLogger("hgutils")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How :func:`~.run.run_comparison` trains every model: one object instead of a keyword argument per
+    setting (each field is documented under :func:`~.run.run_comparison`'s parameters).
+
+    A notebook gets it from its preset (:meth:`ComparisonSettings.run_settings`) and changes a field
+    with :func:`dataclasses.replace` (as the GTH-GMN selection's
+    :meth:`~hgutils.experiments.gth_selection.Selection.apply` does).
+    """
+
+    train_cfg: TrainConfig = field(default_factory=TrainConfig)
+    gth_overrides: Mapping[str, Any] | None = None
+    inputs: str = "standardize"
+    drop_constant: bool = True
+    lr_grid: tuple[float, ...] | None = None
+    lr_search_steps: int | None = None
+    gate: LearnabilityGate | None = None
+    variant_seeds: Mapping[str, tuple[int, ...]] | None = None
+    recipes: str = "none"
+    workers: int = 1
+    epoch_caps: Mapping[str, int] | None = None
+    recipe_lr_scaling: str = "sqrt"
+    augment: tuple[str, ...] = ("recipe",)
+    family_lr: Mapping[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.recipes not in RECIPE_MODES:
+            raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
+        _check_epoch_caps(self.epoch_caps or {})
+        _check_lr_scaling(self.recipe_lr_scaling)
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1; got {self.workers}")
+        if self.lr_grid is not None and (len(self.lr_grid) == 0 or any(not lr > 0 for lr in self.lr_grid)):
+            raise ValueError(f"lr_grid must hold positive learning rates; got {self.lr_grid}")
+        if self.inputs not in INPUTS:
+            raise ValueError(f"inputs must be one of {INPUTS}; got {self.inputs!r}")
 
 
 @dataclass(frozen=True)
@@ -115,12 +154,10 @@ class ComparisonSettings(Preset):
 
     def gate(self) -> Any:
         """The :class:`hgutils.loop.LearnabilityGate` of these settings."""
-
         return LearnabilityGate(self.min_loss_drop, self.min_accuracy_gain)
 
-    def comparison_kwargs(self, device: str = "cpu") -> dict[str, Any]:
-        """Keyword arguments of :func:`run_comparison` (training settings, inputs, lr search, gate)."""
-
+    def run_settings(self, device: str = "cpu") -> RunSettings:
+        """The :class:`RunSettings` of this preset (training settings, inputs, lr search, gate) on ``device``."""
         cfg = TrainConfig(
             epochs=self.epochs,
             steps=self.steps,
@@ -137,23 +174,22 @@ class ComparisonSettings(Preset):
             "refine_lr": self.refine_lr,
             "compile": self.compile,
         }
-        return {
-            "train_cfg": cfg,
-            "gth_overrides": gth,
-            "inputs": self.inputs,
-            "lr_grid": self.lr_grid or None,
-            "lr_search_steps": self.lr_search_steps,
-            "gate": self.gate(),
-            "recipes": self.recipes,
-            "recipe_lr_scaling": self.recipe_lr_scaling,
-            "augment": self.augment,
-            "workers": self.workers,
-            "epoch_caps": dict(self.epoch_caps),
-        }
+        return RunSettings(
+            train_cfg=cfg,
+            gth_overrides=gth,
+            inputs=self.inputs,
+            lr_grid=tuple(self.lr_grid) or None,
+            lr_search_steps=self.lr_search_steps,
+            gate=self.gate(),
+            recipes=self.recipes,
+            recipe_lr_scaling=self.recipe_lr_scaling,
+            augment=tuple(self.augment),
+            workers=self.workers,
+            epoch_caps=dict(self.epoch_caps),
+        )
 
 
 def _check_lr_scaling(rule: str) -> None:
-
     if rule not in LR_SCALING_RULES:
         raise ValueError(f"recipe_lr_scaling must be one of {LR_SCALING_RULES}; got {rule!r}")
 
