@@ -1,4 +1,5 @@
-"""The claims ledger each notebook ends with: :class:`Claim` rows and the :class:`Claims` table.
+"""The claims ledger each notebook ends with: :class:`Claim` rows and the :class:`Claims` table; and the
+paper's numbers beside ours (:func:`paper_table` of :class:`PaperRow` s), the table every notebook shows.
 
 Verdicts come from :mod:`hgutils.verdicts`; the run's device record from :mod:`hgutils.device_log`.
 ``Claims.save`` writes ``claims.json`` atomically; ``Claims.show`` renders the table (verdict first,
@@ -10,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from hgutils.atomic import atomic_write_text
 from hgutils.device_log import device_record, is_accelerator
@@ -422,3 +424,29 @@ class Claims:
         """Print ``id: verdict`` per claim -- deterministic text for nbval's checked cell."""
         for r in self.rows:
             print(f"{r.id}: {r.verdict}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PaperRow:
+    """One line of a paper-vs-ours table: ``what`` is compared, the paper's value (quoted, with the
+    ``source`` that states it), ``ours`` (computed in the run: one value, or ``{column: value}`` for
+    several of our columns, e.g. one per training domain) and ``extra`` columns (e.g. the protocol run)."""
+
+    what: str
+    paper: Any
+    source: str
+    ours: Any
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def paper_table(rows: Sequence[PaperRow], what: str = "result", ours: str = "ours") -> pd.DataFrame:
+    """The paper's numbers beside ours, one row per :class:`PaperRow`: columns ``what`` (the header of the
+    compared quantity), ``paper``, ``paper's source``, then ours (``ours`` as header, or the keys of a
+    row's ``ours`` mapping), then the rows' ``extra`` columns in first-seen order."""
+    if not rows:
+        raise ValueError("a paper table needs at least one row")
+    out = []
+    for r in rows:
+        mine = dict(r.ours) if isinstance(r.ours, Mapping) else {ours: r.ours}
+        out.append({what: r.what, "paper": r.paper, "paper's source": r.source, **mine, **dict(r.extra)})
+    return pd.DataFrame(out)
