@@ -445,8 +445,10 @@ def paper_table(rows: Sequence[PaperRow], what: str = "result", ours: str = "our
     row's ``ours`` mapping), then the rows' ``extra`` columns in first-seen order."""
     if not rows:
         raise ValueError("a paper table needs at least one row")
-    out = []
-    for r in rows:
-        mine = dict(r.ours) if isinstance(r.ours, Mapping) else {ours: r.ours}
-        out.append({what: r.what, "paper": r.paper, "paper's source": r.source, **mine, **dict(r.extra)})
-    return pd.DataFrame(out)
+    mine = [dict(r.ours) if isinstance(r.ours, Mapping) else {ours: r.ours} for r in rows]
+    ours_cols = list(dict.fromkeys(k for m in mine for k in m))
+    extra_cols = list(dict.fromkeys(k for r in rows for k in r.extra))
+    out = [
+        {what: r.what, "paper": r.paper, "paper's source": r.source, **m, **dict(r.extra)} for r, m in zip(rows, mine)
+    ]
+    return pd.DataFrame(out, columns=[what, "paper", "paper's source", *ours_cols, *extra_cols])

@@ -234,3 +234,17 @@ def test_source_fingerprint_follows_every_edit_below_a_folder_and_nothing_else(t
     assert source_fingerprint([pkg]) != before
     assert source_fingerprint([pkg / "a.py"]) != source_fingerprint([pkg])
     assert source_fingerprint([tmp_path / "missing.py"]) == source_fingerprint([])
+
+
+def test_paper_table_puts_the_papers_value_and_source_beside_ours():
+    from hgutils.ledger import PaperRow, paper_table
+
+    t = paper_table(
+        [PaperRow("a", "1.0 ± 0.1", "Paper, Table 2", "0.9 ± 0.2", {"protocol": "medium"})], what="model"
+    )
+    assert list(t.columns) == ["model", "paper", "paper's source", "ours", "protocol"]
+    assert t.iloc[0].tolist() == ["a", "1.0 ± 0.1", "Paper, Table 2", "0.9 ± 0.2", "medium"]
+    multi = paper_table([PaperRow("b", 3, "s", {"ours, disk": 4, "ours, square": 5})])
+    assert list(multi.columns) == ["result", "paper", "paper's source", "ours, disk", "ours, square"]
+    with pytest.raises(ValueError, match="at least one row"):
+        paper_table([])
