@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pandas as pd
 
 from hgutils.atomic import atomic_write_text
 from hgutils.device_log import device_record, is_accelerator
+from hgutils.presets import SCALES
 from hgutils.repro import _jsonable
 from hgutils.verdicts import CAPPED, CONTRADICTED, DID_NOT_TRAIN, HOLDS, NOT_TESTED, VERDICT_COLOURS, VERDICTS
 
@@ -139,7 +141,6 @@ def _ranges(numbers: list[int]) -> str:
 def html_value(v: Any) -> str:
     """A ledger value as HTML for a table cell: a dict as one ``key: value`` line per key, a list of
     records (dicts with the same keys) as a small table, anything else as :func:`format_value` text."""
-    from html import escape
 
     if isinstance(v, dict) and v:
         return "<br>".join(f"{escape(str(k))}: {escape(format_value(x))}" for k, x in v.items())
@@ -203,7 +204,6 @@ class Claims:
     """
 
     def __init__(self, notebook: str, scale: str, device: str | None = None) -> None:
-        from hgutils.presets import SCALES
 
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}; got {scale!r}")
@@ -368,7 +368,6 @@ class Claims:
         """The ledger as an HTML table that wraps to the window: verdict first, coloured by verdict; dict
         values as lines and lists of records as small tables (:func:`html_value`); the device line
         (:meth:`device_line`) above it, highlighted when an accelerator was asked for and not used."""
-        from html import escape
 
         cols = ("verdict", "claim", "statement", "paper", "ours", "criterion", "power")
         widths = ("19%", "9%", "17%", "11%", "22%", "14%", "8%")

@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from hgutils.progress import progress
 from hgutils.repro import load_checked, save_checked
 
@@ -264,7 +266,6 @@ class TrainLog:
 def _probe(task: TrainTask) -> dict[str, float]:
     """:meth:`TrainTask.probe` with torch's global random state saved and restored (a probe that
     runs a dropout layer must not change the run it measures)."""
-    import torch
 
     with torch.random.fork_rng(devices=[]):
         return task.probe()

@@ -34,6 +34,8 @@ import weakref
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 __all__ = ["PeakMemory", "mib", "process_rss_bytes"]
 
@@ -66,8 +68,6 @@ def _reset_rss_peak() -> bool:
 def _tensor_tracker(timeline: bool = False) -> Any:
     """A dispatch mode counting the bytes of live storages created while it is active (and, with
     ``timeline``, the live bytes after every operator)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_flatten
 
     class _Tracker(TorchDispatchMode):
         def __init__(self) -> None:

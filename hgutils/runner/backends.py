@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import uuid
@@ -154,7 +156,6 @@ class LocalBackend:
         return f"{self.workers} local worker process{'es' if self.workers > 1 else ''}"
 
     def __enter__(self) -> LocalBackend:
-        import tempfile
 
         self._before = descendants()
         self._staging = Path(tempfile.mkdtemp(prefix="hgutils-run-"))
@@ -162,7 +163,6 @@ class LocalBackend:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        import shutil
 
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)

@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from hgutils.atomic import atomic_write_text
 from hgutils.runner.notebooks import REPO_ROOT
 
 README_START = "<!-- CLAIMS:START -->"
@@ -177,7 +178,6 @@ def write_claims(
         was found, or the README has no marked section. Also if a ledger records another scale than
         ``scale``.
     """
-    from hgutils.atomic import atomic_write_text
 
     if update_readme:
         check_readme_scale(scale)

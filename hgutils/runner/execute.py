@@ -22,6 +22,7 @@ import shutil
 import socket
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,6 @@ def _kernel_manager_class() -> type:
     manager provisions keys and the kernel's channels are encrypted (so Jupyter does not warn
     "Kernel is running over TCP without encryption").
     """
-    import uuid
 
     import zmq
     from jupyter_client.manager import AsyncKernelManager

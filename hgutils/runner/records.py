@@ -25,6 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from hgutils.atomic import atomic_write_bytes, atomic_write_text
+from hgutils.device_log import device_summary
 from hgutils.runner.notebooks import REPO_ROOT, notebook_fingerprint
 from hgutils.runner.params import to_papermill
 
@@ -72,7 +74,6 @@ def ledger_device(files: dict[str, bytes], requested: str | None = None) -> str:
     ``"cuda:0"``, ``"cpu"``, or ``"cpu, although cuda was asked for"`` (see
     :func:`hgutils.device_log.device_summary`); ``requested`` stands in for a ledger that did not record it.
     """
-    from hgutils.device_log import device_summary
 
     phrases = []
     for rel, data in sorted(files.items()):
@@ -139,7 +140,6 @@ def write_into(root: Path, files: dict[str, bytes], record: str, key: dict[str, 
     Any existing record is removed first, so an interruption in between leaves the run incomplete,
     never a record that describes files it did not write.
     """
-    from hgutils.atomic import atomic_write_bytes, atomic_write_text
 
     root = Path(root)
     (root / record).unlink(missing_ok=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hgutils.atomic import atomic_write_bytes
 from hgutils.presets import SCALES
 from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
 from hgutils.runner.claims_report import RUN_ROOT, write_claims
@@ -292,8 +293,6 @@ def _reproduce_locked(
             (out / f"{executed}.failed.ipynb").unlink(missing_ok=True)
             rec.status, rec.ok = "ran", True
         else:
-            from hgutils.atomic import atomic_write_bytes
-
             for rel, data in res.files.items():
                 atomic_write_bytes(out / rel, data)
             failed_copy = out / next(iter(res.files)) if res.files else None
@@ -373,7 +372,6 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
     ``results/<scale>/CLAIMS.md`` is regenerated (its rows link the published notebooks). Returns
     the written paths.
     """
-    from hgutils.atomic import atomic_write_bytes
 
     written: list[Path] = []
     for stem in notebooks:

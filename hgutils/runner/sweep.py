@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hgutils.atomic import atomic_write_bytes
 from hgutils.presets import SCALES
 from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
 from hgutils.runner.datacheck import (
@@ -304,7 +305,6 @@ def _sweep_locked(
             status[d] = "ran"
             echo(f"[{n_done}/{len(todo)}] done {job.label} in {res.seconds:.0f} s")
             return
-        from hgutils.atomic import atomic_write_bytes
 
         for rel, data in res.files.items():
             atomic_write_bytes(d / rel, data)

@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import torch
 from scipy.stats import rankdata
 
 __all__ = [
@@ -72,8 +73,6 @@ ArrayLike = np.ndarray
 
 def _as_2d(X, name: str) -> np.ndarray:
     try:
-        import torch
-
         if isinstance(X, torch.Tensor):
             X = X.detach().cpu().numpy()
     except ImportError:  # pragma: no cover

@@ -33,6 +33,8 @@ import torch
 from torch import nn
 from torch.func import jacfwd, jacrev, jvp, vmap
 
+from hgutils.weightspace import stacked
+
 Fn = Callable[[torch.Tensor], torch.Tensor]
 
 __all__ = ["pullback_metric", "pullback_jacobian", "mlp_pullback_metrics", "mlp_layer_fn", "module_layer_fn"]
@@ -134,7 +136,6 @@ def pullback_metric(
 # building f from a network
 # --------------------------------------------------------------------------------------------
 def _stacked():
-    from hgutils.weightspace import stacked
 
     return stacked
 

@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from hgutils.weightspace.stacked import _activation, check_params, mlp_forward
+
 Activation = str | Callable[[torch.Tensor], torch.Tensor]
 
 
@@ -53,7 +55,6 @@ def hidden_kernel(
 
     ``H`` = post-activation of hidden layer ``layer`` (``activation`` as in ``mlp_forward``).
     """
-    from hgutils.weightspace.stacked import mlp_forward
 
     with torch.no_grad():
         H = mlp_forward(params, X, activation, layer=layer).double()
@@ -63,7 +64,6 @@ def hidden_kernel(
 
 def _derivative(activation: Activation, z: torch.Tensor) -> torch.Tensor:
     """Elementwise :math:`\\sigma'(z)` of an elementwise activation, by autograd."""
-    from hgutils.weightspace.stacked import _activation
 
     act = _activation(activation, None)
     with torch.enable_grad():
@@ -83,7 +83,6 @@ def tangent_kernel(params: dict[str, torch.Tensor], X: torch.Tensor, activation:
     :math:`D_{l-1} = (D_l W_l) \odot \sigma'(z_l)` from :math:`D_{L-1} = I_K` (Jacot et al. 2018,
     arXiv:1806.07572). ``activation`` must act elementwise.
     """
-    from hgutils.weightspace.stacked import _activation, check_params
 
     N, sizes = check_params(params)
     L = len(sizes) - 1

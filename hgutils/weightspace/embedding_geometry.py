@@ -39,6 +39,9 @@ import torch
 from torch import Tensor
 
 from hgutils.manifolds import numerics as nx
+from hgutils.manifolds import poincare as pm
+from hgutils.verdicts import all_of, compare_seeds
+from hgutils.weightspace.metanets.base import to_device
 
 __all__ = [
     "GEOMETRY_READOUTS",
@@ -101,7 +104,6 @@ def disk_coordinates(z: Tensor, c: float = 1.0) -> Tensor:
     so :math:`d_c(0, \exp_0 p) = d_c(0, z)` (radii are exact, directions are the PCA's). Points with
     ``d = 2`` are returned unchanged. Returns float64 ``[..., 2]``.
     """
-    from hgutils.manifolds import poincare as pm
 
     if c <= 0:
         raise ValueError(f"c must be > 0 (curvature magnitude of the ball); got {c}")
@@ -252,7 +254,6 @@ def trend_against_control(
     change :math:`\Delta_i = x_i(late) - x_i(early)` above 0, and above the control's change
     :math:`\Delta'_i`. Returns the combined comparison (``verdict``, ``detail``).
     """
-    from hgutils.verdicts import all_of, compare_seeds
 
     a, b = np.asarray(readout, float), np.asarray(control, float)
     if a.shape != b.shape or a.ndim != 2:
@@ -277,7 +278,6 @@ def node_embeddings(
     """
     if not hasattr(model, "embed_nodes"):
         raise ValueError(f"node embeddings need a GTH-GMN model; got {type(model).__name__}")
-    from hgutils.weightspace.metanets.base import to_device
 
     idx = torch.as_tensor(idx, dtype=torch.long)
     dev = next(model.parameters()).device

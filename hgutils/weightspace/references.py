@@ -52,6 +52,8 @@ import torch
 from torch import Tensor
 
 from hgutils.verdicts import N_SE, Difference
+from hgutils.weightspace.inputs import prepare_inputs
+from hgutils.weightspace.metanets.statnn import tensor_stats
 
 if TYPE_CHECKING:
     from hgutils.weightspace.zoo.containers import Zoo
@@ -104,7 +106,6 @@ def stat_features(zoo: Zoo, snapshots: str | Sequence[int] = "final", chunk: int
     :func:`~hgutils.weightspace.metanets.statnn.tensor_stats` (StatNN's features). ``snapshots``:
     ``"final"`` (the last snapshot), ``"all"`` (the trajectory) or snapshot indices.
     """
-    from hgutils.weightspace.metanets.statnn import tensor_stats
 
     if isinstance(snapshots, str):
         if snapshots not in ("final", "all"):
@@ -380,7 +381,6 @@ def in_zoo_references(
     trajectory). The default ``"none"`` takes them of the raw weights, as Unterthiner et al. and
     NFN's StatNet do; ``"standardize"`` gives the statistics of the inputs the neural models read.
     """
-    from hgutils.weightspace.inputs import prepare_inputs
 
     if hyperparameters is None:
         hyperparameters = all(k in zoo.meta for k in (*HPARAM_CONTINUOUS, *HPARAM_CATEGORICAL))

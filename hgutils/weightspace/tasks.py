@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import geoopt
 import numpy as np
 import torch
 from scipy.stats import kendalltau
@@ -40,6 +41,7 @@ from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainLog, TrainTa
 from hgutils.repro import config_hash
 from hgutils.weightspace.augment import INRAugmentation, augment_weight_data
 from hgutils.weightspace.metanets.base import MetaNet, to_device
+from hgutils.weightspace.metanets.gth_gmn.config import frozen_head_components
 from hgutils.weightspace.metanets.heads import predict, task_loss
 
 if TYPE_CHECKING:
@@ -291,7 +293,6 @@ def frozen_probe_components(model: MetaNet, n_train: int, target: Tensor) -> int
     many as the head's output width (DWSNets' 16), or under ``head_networks_per_param`` the sizing
     rule :func:`~hgutils.weightspace.metanets.gth_gmn.config.frozen_head_components` for the probe's
     ``target.shape[-1]`` outputs."""
-    from hgutils.weightspace.metanets.gth_gmn.config import frozen_head_components
 
     rule = getattr(model.cfg, "head_networks_per_param", None)
     if rule is None:
@@ -343,7 +344,6 @@ class MetaNetTask(TrainTask):
     def __init__(
         self, model: MetaNet, data: Any, target: Tensor | None, train_idx: Tensor, val_idx: Tensor, cfg: TrainConfig
     ) -> None:
-        import geoopt
 
         self.model, self.data, self.target, self.tr, self.va, self.cfg = model, data, target, train_idx, val_idx, cfg
         torch.manual_seed(cfg.seed)

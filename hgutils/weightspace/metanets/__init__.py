@@ -23,8 +23,10 @@ dropout, source file), ``None`` where the reference never ran the task.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from hgutils.weightspace.graphs import TemporalParamGraph
 from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData, random_hidden_perms, snapshot_index
 from hgutils.weightspace.metanets.dws import DWSNet
 from hgutils.weightspace.metanets.flat import FlatMLP
@@ -77,10 +79,6 @@ def build_metanet(
     if T < 1:
         raise ValueError("the zoo has an empty trajectory (T = 0)")
     if name == "GTH-GMN":
-        from dataclasses import replace
-
-        from hgutils.weightspace.graphs import TemporalParamGraph
-
         cfg = GTHGMNConfig(**kwargs)
         if snapshots is not None:
             cfg = replace(cfg, snapshots=snapshots)

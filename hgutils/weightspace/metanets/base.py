@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import geoopt
 import torch
 from torch import Tensor, nn
 
@@ -330,7 +331,6 @@ class MetaNet(nn.Module, abc.ABC):
 
     def param_groups(self) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
         """(Euclidean parameters, manifold parameters)."""
-        import geoopt
 
         man = [p for p in self.parameters() if isinstance(p, geoopt.ManifoldParameter)]
         ids = {id(p) for p in man}

@@ -18,7 +18,7 @@ Sources (read from the public repositories):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS, INRAugmentation
@@ -183,7 +183,6 @@ _STAT = Recipe(
 
 
 def _reuse(r: Recipe, why: str, **changes: Any) -> Recipe:
-    from dataclasses import replace
 
     return replace(r, note=(why + ("; " + r.note if r.note else "")), **changes)
 

@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from hgutils.data import load_images
+from hgutils.data.images import IMAGE_DATASETS
 from hgutils.presets import Preset
 from hgutils.weightspace.stacked import WEIGHT_INITS, init_weights, snapshot_schedule, train_stacked
 from hgutils.weightspace.zoo.cache import cached_zoo, generate_chunked, net_seeds, storage_dtype
@@ -236,7 +238,6 @@ def classifier_forward(
 def _load_classifier_data(
     dataset: str, cfg: ClassifierZooConfig, data_dir: str | None
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, str]:
-    from hgutils.data import load_images
 
     def prep(d: Any) -> Tensor:
         x = d.images
@@ -302,7 +303,6 @@ def classifier_zoo(
     Networks with the same (activation, optimizer) train together as one stacked batch. ``workers``:
     processes that fit the chunks side by side, as in :func:`~hgutils.weightspace.zoo.inr.inr_image_zoo`.
     """
-    from hgutils.data.images import IMAGE_DATASETS
 
     if dataset not in IMAGE_DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}; expected one of {IMAGE_DATASETS}")

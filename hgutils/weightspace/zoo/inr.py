@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from hgutils.data import load_images
+from hgutils.data.images import IMAGE_DATASETS
 from hgutils.presets import Preset
 from hgutils.weightspace.stacked import snapshot_schedule
 from hgutils.weightspace.zoo.cache import cached_zoo, generate_chunked, net_seeds, storage_dtype
@@ -52,7 +54,6 @@ class INRZooConfig(Preset):
 
 
 def _load_inr_images(dataset: str, cfg: INRZooConfig, data_dir: str | None) -> tuple[Tensor, Tensor, str]:
-    from hgutils.data import load_images
 
     if cfg.split not in ("train", "test", "all"):
         raise ValueError(f"split must be 'train', 'test' or 'all'; got {cfg.split!r}")
@@ -108,7 +109,6 @@ def inr_image_zoo(
         Processes that fit the zoo's chunks side by side (one thread each; CPU only, else 1):
         the zoo is the same for every value, which is not part of the cache key.
     """
-    from hgutils.data.images import IMAGE_DATASETS
 
     if dataset not in IMAGE_DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}; expected one of {IMAGE_DATASETS}")

@@ -26,10 +26,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import geoopt
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from hgutils.manifolds import poincare as pm
 from hgutils.weightspace.metanets.gth_gmn.config import LINK_READINGS
 
 #: kinds of negative pair a link AUC is reported against
@@ -240,9 +242,6 @@ def link_ceiling(
     kind (:func:`auc_by_negative_kind`) and the final BCE: the ceiling of any criterion on the link
     term (an encoder's positions are a constrained special case of free ones).
     """
-    import geoopt
-
-    from hgutils.manifolds import poincare as pm
 
     check_reading(reading)
     g = torch.Generator().manual_seed(seed)

@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from hgutils.manifolds import poincare as pm
+from hgutils.weightspace.graphs import TemporalParamGraph
 from hgutils.weightspace.metanets.base import MetaNet, snapshot_index, to_device
 from hgutils.weightspace.metanets.gth_gmn.config import AUX_TERMS, PROTOCOLS, GTHGMNConfig, frozen_head_components
 from hgutils.weightspace.metanets.gth_gmn.decoders import (
@@ -190,7 +191,6 @@ class GTHGMN(MetaNet):
 
     def prepare(self, zoo: Any) -> Any:
         """TemporalParamGraph of ``zoo`` at the configured snapshots."""
-        from hgutils.weightspace.graphs import TemporalParamGraph
 
         if len(zoo.steps) < 1:
             raise ValueError("the zoo has an empty trajectory (T = 0)")
