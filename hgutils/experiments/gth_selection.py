@@ -48,6 +48,7 @@ from hgutils.parallel import forked_map
 from hgutils.repro import cached, seed_everything, source_fingerprint
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 from hgutils.weightspace.tasks import TrainConfig, fit, frozen_probe_components, linear_probe, probe_features
+from hgutils.weightspace.zoo.containers import Zoo
 
 __all__ = ["Selection", "SelectionGrid", "choose", "grid_of", "select_for", "select_gth", "validation_score"]
 
@@ -278,7 +279,7 @@ def _diverged_row(cell: tuple[str, str, float], why: str, cpu_seconds: float) ->
 
 
 def select_gth(
-    zoo: Any,
+    zoo: Zoo,
     task: str,
     target: Tensor | None,
     out_dim: int,
@@ -366,7 +367,7 @@ def choose(rows: list[dict[str, Any]]) -> tuple[int, str]:
 
 def select_for(
     settings: Any,
-    zoo: Any,
+    zoo: Zoo,
     task: str,
     target: Tensor | None,
     out_dim: int,

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from hgutils.data import stratified_split
+
+if TYPE_CHECKING:  # for annotations only: importing the zoo package here would load every zoo builder
+    from hgutils.weightspace.zoo.containers import Zoo
 
 log = logging.getLogger("hgutils")
 
@@ -74,7 +77,7 @@ def make_splits(
 INPUTS: tuple[str, ...] = ("standardize", "delta", "rms", "none")
 
 
-def constant_snapshots(zoo: Any, idx: Tensor | None = None) -> list[int]:
+def constant_snapshots(zoo: Zoo, idx: Tensor | None = None) -> list[int]:
     """Snapshots at which every network of ``zoo[idx]`` has the same parameters (e.g. step 0 of a
     shared-initialisation zoo): they carry no information about any network."""
     sel = slice(None) if idx is None else idx
@@ -86,7 +89,7 @@ def constant_snapshots(zoo: Any, idx: Tensor | None = None) -> list[int]:
 
 
 def prepare_inputs(
-    zoo: Any, splits: Splits, inputs: str = "standardize", drop_constant: bool = True
+    zoo: Zoo, splits: Splits, inputs: str = "standardize", drop_constant: bool = True
 ) -> tuple[Any, dict[str, Any]]:
     """The zoo every model reads: constant snapshots dropped, then ``inputs`` applied.
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 import torch
@@ -17,12 +16,13 @@ from hgutils.experiments.weightspace_protocol.runner import _Runner
 from hgutils.experiments.weightspace_protocol.settings import RunSettings
 from hgutils.experiments.weightspace_protocol.variants import VARIANTS
 from hgutils.weightspace.inputs import Splits
+from hgutils.weightspace.zoo.containers import Zoo
 
 log = logging.getLogger("hgutils")
 
 
 def run_comparison(
-    zoo: Any,
+    zoo: Zoo,
     task: str,
     target: Tensor | None,
     out_dim: int,
@@ -166,7 +166,7 @@ def _check_augment(augment: Sequence[str]) -> tuple[str, ...]:
 
 
 def _check_run(
-    zoo: Any,
+    zoo: Zoo,
     target: Tensor | None,
     variants: Sequence[str],
     splits: Splits,

@@ -28,6 +28,7 @@ from hgutils.weightspace.inputs import Splits, prepare_inputs
 from hgutils.weightspace.metanets.heads import predict
 from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr, recipe_for
 from hgutils.weightspace.tasks import embeddings, fit, predict_outputs
+from hgutils.weightspace.zoo.containers import Zoo
 
 log = logging.getLogger("hgutils")
 
@@ -36,7 +37,7 @@ def _data_key(model: Any) -> tuple[str, str, bool]:
     return type(model).__name__, repr(model.snapshots), bool(getattr(model, "reads_raw_weights", False))
 
 
-def _fingerprint(zoo: Any) -> str:
+def _fingerprint(zoo: Zoo) -> str:
     """A cheap content hash of a zoo's parameters (for cache keys)."""
 
     h = hashlib.sha256()
@@ -94,7 +95,7 @@ class _Runner:
 
     def __init__(
         self,
-        zoo: Any,
+        zoo: Zoo,
         task: str,
         target: Tensor | None,
         out_dim: int,

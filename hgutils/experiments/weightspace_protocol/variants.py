@@ -10,6 +10,7 @@ from typing import Any
 
 from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.metanets.gth_gmn import GTHGMNConfig
+from hgutils.weightspace.zoo.containers import Zoo
 
 log = logging.getLogger("hgutils")
 
@@ -182,7 +183,7 @@ SYMMETRY_RESPECTING: tuple[str, ...] = (
 )
 
 
-def build_variant(name: str, zoo: Any, task: str, out_dim: int, gth_overrides: dict[str, Any] | None = None) -> Any:
+def build_variant(name: str, zoo: Zoo, task: str, out_dim: int, gth_overrides: dict[str, Any] | None = None) -> Any:
     """Build the model of variant ``name`` (a key of :data:`VARIANTS`) sized for ``zoo``.
 
     ``gth_overrides`` are :class:`~hgutils.weightspace.metanets.GTHGMNConfig` fields applied to every

@@ -24,7 +24,7 @@ dropout, source file), ``None`` where the reference never ran the task.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hgutils.weightspace.graphs import TemporalParamGraph
 from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData, random_hidden_perms, snapshot_index
@@ -36,6 +36,9 @@ from hgutils.weightspace.metanets.heads import TASKS, TaskHead, info_nce, predic
 from hgutils.weightspace.metanets.nfn import NFN
 from hgutils.weightspace.metanets.recipes import RECIPES, Recipe, recipe_for
 from hgutils.weightspace.metanets.statnn import StatNN
+
+if TYPE_CHECKING:  # for annotations only: importing the zoo package here would load every zoo builder
+    from hgutils.weightspace.zoo.containers import Zoo
 
 MODELS: tuple[str, ...] = ("GTH-GMN", "StatNN", "FlatMLP", "FlatMLP+aug", "NFN_NP", "NFN_HNP", "DWSNet", "GMN")
 
@@ -66,7 +69,7 @@ __all__ = [
 
 
 def build_metanet(
-    name: str, zoo: Any, task: str, out_dim: int, snapshots: Snapshots | None = None, **kwargs: Any
+    name: str, zoo: Zoo, task: str, out_dim: int, snapshots: Snapshots | None = None, **kwargs: Any
 ) -> MetaNet:
     """Build model ``name`` (one of :data:`MODELS`) sized for ``zoo``.
 

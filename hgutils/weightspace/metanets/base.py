@@ -23,13 +23,16 @@ import abc
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geoopt
 import torch
 from torch import Tensor, nn
 
 from hgutils.weightspace.metanets.heads import TaskHead, check_task, info_nce, task_loss
+
+if TYPE_CHECKING:  # for annotations only: importing the zoo package here would load every zoo builder
+    from hgutils.weightspace.zoo.containers import Zoo
 
 Snapshots = str | int | list[int] | tuple[int, ...]
 
@@ -95,7 +98,7 @@ class WeightData:
                 )
 
     @classmethod
-    def from_zoo(cls, zoo: Any, snapshots: Snapshots = "last") -> WeightData:
+    def from_zoo(cls, zoo: Zoo, snapshots: Snapshots = "last") -> WeightData:
         """Weight tuples of ``zoo`` (via ``zoo.weights()``) restricted to the chosen snapshots."""
         pairs = zoo.weights()
         if not pairs or pairs[0][0].dim() != 4:
@@ -270,7 +273,7 @@ class MetaNet(nn.Module, abc.ABC):
         self.loss_weights: dict[str, float] = {"task": 1.0}
 
     # ---- data ---------------------------------------------------------------------------
-    def prepare(self, zoo: Any) -> Any:
+    def prepare(self, zoo: Zoo) -> Any:
         """Default input container: the weight-tuple view at the chosen snapshots."""
         data = WeightData.from_zoo(zoo, self.snapshots)
         self.check_data(data)

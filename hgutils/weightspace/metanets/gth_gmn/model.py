@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -52,6 +52,9 @@ from hgutils.weightspace.metanets.gth_gmn.links import PairSets, check_reading, 
 from hgutils.weightspace.metanets.gth_gmn.refine import PAIRS_PER_CHUNK, refine_coordinates
 from hgutils.weightspace.metanets.gth_gmn.stage1 import sampled_terms
 from hgutils.weightspace.metanets.heads import info_nce, task_loss
+
+if TYPE_CHECKING:  # for annotations only: importing the zoo package here would load every zoo builder
+    from hgutils.weightspace.zoo.containers import Zoo
 
 
 class ProjectedLinearHead(torch.nn.Module):
@@ -189,7 +192,7 @@ class GTHGMN(MetaNet):
         """The learned base coordinates on the ball ``[n_node_layers, n_node_types, d]``."""
         return self.encoder.anchors
 
-    def prepare(self, zoo: Any) -> Any:
+    def prepare(self, zoo: Zoo) -> Any:
         """TemporalParamGraph of ``zoo`` at the configured snapshots."""
 
         if len(zoo.steps) < 1:
