@@ -21,17 +21,18 @@
 # <!-- /hgutils:links -->
 #
 # This notebook is the starting point for a new one. It follows the layout every numbered notebook
-# uses (README, *Notebook cell layout*), on a small check that is real and quick: the Poincaré-ball
-# maps $\exp_0$ and $\log_0$ are inverse to each other (Ganea, Bécigneul & Hofmann 2018,
+# uses (docs/contributing.md, *Notebook cell layout*), on a small check that is real and quick: the
+# Poincaré-ball maps $\exp_0$ and $\log_0$ are inverse to each other (Ganea, Bécigneul & Hofmann 2018,
 # *Hyperbolic Neural Networks*, arXiv:1805.09112, Lemma 2), and we measure how well float32 keeps
 # that promise as the tangent vector grows.
 #
-# **To add notebook 07:** copy this file to `notebooks/07_<name>.ipynb` and
-# `hgutils/experiments/nb00_template.py` to `hgutils/experiments/nb07_<name>.py`; put the preset,
-# the paper's numbers with their source, the run functions and the figures in the module and
-# everything reusable in the library; add `tests/test_nb07_<name>.py`. The runner
-# (`python -m hgutils reproduce --only 07`), nbval and the claims table pick the notebook up by its
-# `NN_` prefix.
+# **To add notebook NN:** copy this file to `notebooks/NN_<name>.ipynb` and
+# `hgutils/experiments/nb00_template.py` to `hgutils/experiments/nbNN_<name>.py` (a package
+# `nbNN_<name>/` with `preset`, runs, `claims` and `figures` modules once it outgrows one file); put the
+# preset, the paper's numbers with their source, the run functions, the rows of the paper-vs-ours table,
+# one function per claim id and the figures in the driver and everything reusable in the library; add
+# `tests/test_nbNN_<name>.py`. The runner (`python -m hgutils reproduce --only NN`), nbval and the claims
+# table pick the notebook up by its `NN_` prefix.
 
 # %% tags=["parameters"]
 scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, ≤ 45 min, CPU) | "paper" (GPU, hours)
@@ -52,7 +53,7 @@ max_norm = None  # float or None: largest tangent norm sqrt(c)|v| tested
 
 # %% tags=[]
 from hgutils.experiments import nb00_template as ex
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.plotting import save_figure
 from hgutils.repro import output_dirs, seed_everything
 
@@ -79,40 +80,26 @@ save_figure(fig, out_fig, "00_roundtrip_error");
 # %% [markdown] tags=[]
 # ## Paper vs ours
 #
-# The paper states an identity; we report the largest relative error measured in float32.
+# The paper states an identity; we report the largest relative error measured in float32. The driver
+# builds the rows (`ex.paper_rows`: what is compared, the paper's value and its source, ours);
+# `hgutils.ledger.paper_table` lays them out.
 
 # %% tags=[]
-print(ex.paper_table(errors).to_string(index=False))
+rows = ex.paper_rows(errors)  # what is compared, the paper's value and its source, ours
+print(paper_table(rows, what="claim", ours="ours (max relative error, float32)").to_string(index=False))
 
 # %% [markdown] tags=[]
 # ## Claims
 #
-# Each claim has an explicit criterion computed from the numbers above. The error grows with the norm
+# Each claim is one function of the driver (`ex.claim_<id>`), called below on one line, in ledger
+# order, with an explicit criterion computed from the numbers above. The error grows with the norm
 # because $1 - \tanh(\sqrt{c}\,\|v\|)$ loses relative precision in float32 near the boundary, so the
 # identity is judged where float32 can hold it ($\sqrt{c}\,\|v\| \le 4$) and the breaking point is reported.
 
 # %% tags=[]
 claims = Claims("00_template", scale)
-small = errors[errors["norm"] <= 4.0]
-bad = errors[errors["max"] >= 1e-4]
-claims.add(
-    "roundtrip_float32",
-    "log_0 inverts exp_0 to float32 precision for sqrt(c)|v| <= 4",
-    paper=ex.PAPER["value"],
-    ours=float(small["max"].max()),
-    criterion="max relative error over sqrt(c)|v| <= 4 is < 1e-4",
-    holds=bool(small["max"].max() < 1e-4),
-    source=ex.PAPER["source"],
-)
-claims.add(
-    "roundtrip_breakdown",
-    "smallest tested norm at which the float32 round trip errs by >= 1e-4",
-    paper="(not stated)",
-    ours=float(bad["norm"].min()) if len(bad) else None,
-    criterion="reported only",
-    holds=None,
-    source=ex.PAPER["source"],
-)
+ex.claim_roundtrip_float32(claims, errors)
+ex.claim_roundtrip_breakdown(claims, errors)
 claims.show()
 claims.save(out_res);
 

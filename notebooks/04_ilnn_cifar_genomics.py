@@ -86,7 +86,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.plotting import save_figure
 from hgutils.repro import output_dirs, seed_everything
 
@@ -345,7 +345,8 @@ clock.lap("4 · batch norms")
 cifar_summary = {name: ex.seed_summary(runs, "test_acc") for name, runs in cifar_runs.items()}
 geno_summary = {task: ex.seed_summary(runs, "test_mcc") for task, runs in geno_runs.items()}
 protocols = {**{n: d.protocol for n, d in cifar_data.items()}, **{t: d.protocol for t, d in geno_data.items()}}
-print(ex.paper_table(cifar_summary, geno_summary, protocols, cfg).to_string(index=False))
+rows = ex.paper_rows(cifar_summary, geno_summary, protocols, cfg)  # protocol run: the extra column
+print(paper_table(rows, what="quantity", ours="ours (mean ± sd)").to_string(index=False))
 
 # %% [markdown] tags=[]
 # ## 6 · Claims
@@ -365,11 +366,18 @@ print(ex.paper_table(cifar_summary, geno_summary, protocols, cfg).to_string(inde
 # %% tags=[]
 claims = Claims("04_ilnn_cifar_genomics", scale)
 judge = scale != "smoke"
-ex.design_claims(claims, rules, diag)
-for name, runs in cifar_runs.items():
-    ex.cifar_claims(claims, name, runs, cifar_data[name], cfg, judge)
-ex.genomics_claims(claims, geno_runs, geno_data, cfg, judge)
-ex.bn_claims(claims, bn_t, bn_runs, bn_data, judge)
+ex.claim_plfc_flat_limit(claims, rules)
+ex.claim_gyrolbn_statistics(claims, rules)
+ex.claim_ilnn_stable_at_init(claims, diag)
+for name, runs in cifar_runs.items():  # per dataset: the 200-epoch order, then ILNN's speed vs HCNN, vs Euclidean
+    acc, trained = ex.seed_scores(runs, "test_acc"), ex.gates(runs, cifar_data[name].chance)
+    ex.claim_cifar_order(claims, name, acc, trained, cifar_data[name], cfg, judge)
+    ex.claim_cifar_speed(claims, name, "hcnn", acc, trained, cifar_data[name], cfg, judge)
+    ex.claim_cifar_speed(claims, name, "euclidean", acc, trained, cifar_data[name], cfg, judge)
+for task in ex.GENOMICS_CLAIM_TASKS:  # genomics_<task>: dna_cmc, the paper's TEB and GUE tasks, the hierarchy
+    ex.claim_genomics_gain(claims, task, geno_runs.get(task), geno_data.get(task), cfg, judge)
+ex.claim_gyrolbn_speed(claims, bn_t, judge)
+ex.claim_gyrolbn_accuracy(claims, bn_runs, bn_data, judge)
 claims.show()
 claims.save(out_res)
 clock.lap("5-6 · paper table and claims")

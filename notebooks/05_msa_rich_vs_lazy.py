@@ -83,7 +83,7 @@ from IPython.display import display
 
 from hgutils.data.points import swiss_roll, unrolled_plane
 from hgutils.experiments import nb05_msa_rich_vs_lazy as ex
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import save_figure, use_style
 from hgutils.repro import cached, output_dirs, seed_everything
@@ -344,7 +344,7 @@ if prev in abl:
 # their place in the paper.
 
 # %% tags=[]
-display(table(ex.paper_table(swiss, scores), index=False))
+display(table(paper_table(ex.paper_rows(swiss, scores)), index=False))
 
 # %% [markdown] tags=[]
 # ### What may differ from the paper

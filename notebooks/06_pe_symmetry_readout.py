@@ -81,7 +81,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from hgutils.experiments import nb06_pe_symmetry_readout as ex
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.plotting import save_figure, use_style
 from hgutils.repro import output_dirs, seed_everything
 from hgutils.symmetry.encodings import RandomFourierPE, lift_table
@@ -365,7 +365,8 @@ by_domain = {
 }
 m = ex.claim_metrics(main, sweep, "prefix1", "frobenius", cfg.threshold)
 m2 = ex.claim_metrics(main, sweep, "prefix2", "frobenius", cfg.threshold)
-print(ex.paper_table(by_domain, m, m2, cfg.domain, cfg.weight_decay).to_string(index=False))
+rows = ex.paper_rows(by_domain, m, m2, cfg.domain, cfg.weight_decay)  # one column of ours per training domain
+print(paper_table(rows, what="pattern").to_string(index=False))
 
 # %% [markdown] tags=[]
 # **Which reading the paper's setting implies.** The available text fixes the encodings and $d = 48$ but neither

@@ -166,7 +166,10 @@ display(table(pd.DataFrame([{"section": k, "minutes": round(v, 1)} for k, v in m
 
 # %% tags=[]
 claims = Claims("07_training_geometry", scale)
-ex.geometry_claims(claims, run.readout, run.gate, judge=scale != "smoke")
+judge = scale != "smoke"
+ex.claim_layers_separate_radially(claims, run.readout, run.gate, judge)
+ex.claim_layers_separate_angularly(claims, run.readout, run.gate, judge)
+ex.claim_nodes_drift_outward(claims, run.readout, run.gate, judge)
 claims.show()
 claims.save(out_res);
 # %% tags=[]

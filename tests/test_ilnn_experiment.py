@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.nn.fitting import History
 from hgutils.verdicts import DID_NOT_TRAIN
 
@@ -232,12 +232,15 @@ def test_hierarchy_difficulty_and_paper_table_rows() -> None:
     assert not ex.hierarchy_difficulty(_runs({"euclidean": [0.99] * 3, "ilnn": [1.0] * 3}))["Euclidean in band"]
     cfg = ex.ILNNConfig.from_scale("medium")
     summ = ex.seed_summary(runs, "test_mcc")
-    table = ex.paper_table(
+    rows = ex.paper_rows(
         {},
         {"teb/processed_pseudogenes": summ, "synthetic": summ},
         {"teb/processed_pseudogenes": "REDUCED protocol: x", "synthetic": "s"},
         cfg,
-    ).set_index("quantity")
+    )
+    table = paper_table(rows, what="quantity", ours="ours (mean ± sd)")
+    assert list(table.columns) == ["quantity", "paper", "paper's source", "ours (mean ± sd)", "ours: protocol"]
+    table = table.set_index("quantity")
     assert table.loc["teb/processed_pseudogenes MCC (%), ILNN", "ours (mean ± sd)"].endswith("(REDUCED protocol)")
     assert table.loc["teb/processed_pseudogenes MCC (%), ILNN", "paper"] == 70.26
     gue = table.loc["gue/covid MCC (%), ILNN", "ours: protocol"]
@@ -304,3 +307,33 @@ def test_design_claims_on_the_defaults() -> None:
     c = Claims("04_ilnn_cifar_genomics", "smoke")
     ex.design_claims(c, ex.design_rule_checks(0), diag)
     assert set(_verdicts(c).values()) == {"holds"}
+
+
+def test_one_function_per_claim_id_records_what_the_group_functions_record() -> None:
+    cfg = ex.ILNNConfig.from_scale("medium")
+    cifar = ex.Split(torch.zeros(10, 3, 2, 2), torch.arange(10) % 10, torch.zeros(2), torch.zeros(2), 10, "CIFAR", "p")
+    geno = ex.Split(torch.zeros(4, 5, 3), torch.tensor([0, 1, 0, 1]), torch.zeros(2), torch.zeros(2), 2, "TEB", "p")
+    runs = _runs({"euclidean": [0.40, 0.42, 0.41], "hcnn": [0.30, 0.31, 0.29], "ilnn": [0.35, 0.36, 0.34]})
+    geno_runs = {"teb/dna_cmc": _runs({"euclidean": [0.60, 0.62, 0.61], "ilnn": [0.70, 0.73, 0.71]})}
+    timing = {"GyroLBN": [1.0, 1.1, 0.9], "GyroBN": [2.0, 2.2, 1.9], "LBN": [3.0, 3.1, 2.9]}
+    bn_runs = _runs({"gyrolbn": [0.9] * 3, "gyrobn": [0.8] * 3, "lbn": [0.85] * 3})
+    group, single = Claims("04_ilnn_cifar_genomics", "medium"), Claims("04_ilnn_cifar_genomics", "medium")
+    ex.cifar_claims(group, "cifar10", runs, cifar, cfg, True)
+    ex.genomics_claims(group, geno_runs, {"teb/dna_cmc": geno}, cfg, True)
+    ex.bn_claims(group, timing, bn_runs, geno, True)
+    acc, trained = ex.seed_scores(runs, "test_acc"), ex.gates(runs, cifar.chance)
+    ex.claim_cifar_order(single, "cifar10", acc, trained, cifar, cfg, True)
+    ex.claim_cifar_speed(single, "cifar10", "hcnn", acc, trained, cifar, cfg, True)
+    ex.claim_cifar_speed(single, "cifar10", "euclidean", acc, trained, cifar, cfg, True)
+    for task in ex.GENOMICS_CLAIM_TASKS:
+        ex.claim_genomics_gain(single, task, geno_runs.get(task), {"teb/dna_cmc": geno}.get(task), cfg, True)
+    ex.claim_gyrolbn_speed(single, timing, True)
+    ex.claim_gyrolbn_accuracy(single, bn_runs, geno, True)
+    assert single.to_dict() == group.to_dict()
+    assert [r.id for r in single.rows][3:] == [ex.genomics_claim_id(t) for t in ex.GENOMICS_CLAIM_TASKS] + [
+        "gyrolbn_speed",
+        "gyrolbn_accuracy",
+    ]
+    assert ex.genomics_claim_id("synthetic") == "genomics_synthetic_hierarchy"
+    with pytest.raises(ValueError, match="without their data split"):
+        ex.claim_genomics_gain(single, "synthetic", geno_runs["teb/dna_cmc"], None, cfg, True)

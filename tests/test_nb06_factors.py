@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hgutils.experiments import nb06_pe_symmetry_readout as ex
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.symmetry.domains import stream_seed
 from hgutils.symmetry.groups import candidate_elements, rotation_sweep
 from hgutils.symmetry.shapes import default_shapes
@@ -218,9 +218,15 @@ def test_data_symmetry_tables_and_plots(tiny):
         ex.sweep_frame(grid, rotation_sweep(4))
     by_dom = {d: ex.claim_metrics(ex.cell_frame(frame, d, 1.0)) for d in ("disk", "square")}
     m = ex.claim_metrics(ex.cell_frame(frame, "disk", 1.0), sweep)
-    tab = ex.paper_table(by_dom, m, m, "disk", 1.0)
-    assert list(tab.columns)[2:] == ["ours, disk domain, wd 1", "ours, square domain, wd 1"]
-    assert (tab.iloc[3:, 3] == "—").all()  # main-grid patterns only in the main domain's column
+    tab = paper_table(ex.paper_rows(by_dom, m, m, "disk", 1.0), what="pattern")
+    assert list(tab.columns) == [
+        "pattern",
+        "paper",
+        "paper's source",
+        "ours, disk domain, wd 1",
+        "ours, square domain, wd 1",
+    ]  # one column of ours per training domain
+    assert (tab.iloc[3:, 4] == "—").all() and (tab.iloc[3:, 3] != "—").all()  # main-grid patterns: main domain only
 
 
 def test_claim_functions_add_one_claim_each_in_ledger_order(tiny):

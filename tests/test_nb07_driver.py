@@ -149,6 +149,17 @@ def test_geometry_claims_keep_the_ids_notebook_01_recorded():
     }
 
 
+def test_one_function_per_claim_id_records_what_geometry_claims_records():
+    readout, gate = _readout(0.2, 0.0), {"trained": True, "reason": "ok", "capped": False}
+    group, single = Claims("07_training_geometry", "medium"), Claims("07_training_geometry", "medium")
+    ex.geometry_claims(group, readout, gate, True)
+    ex.claim_layers_separate_radially(single, readout, gate, True)
+    ex.claim_layers_separate_angularly(single, readout, gate, True)
+    ex.claim_nodes_drift_outward(single, readout, gate, True)
+    assert single.to_dict() == group.to_dict()
+    assert [r.id.split("@")[0] for r in single.rows] == [cid for cid, _, _ in ex.GEOMETRY_CLAIMS]
+
+
 def test_a_trend_beyond_the_shuffled_control_holds():
     assert set(_verdicts(_readout(0.2, 0.0)).values()) == {"holds"}
 
@@ -170,6 +181,8 @@ def test_smoke_judges_nothing_and_a_readout_missing_a_key_is_refused():
     bad = dataclasses.replace(bad, control={k: v for k, v in bad.control.items() if k != "mean_radius"})
     with pytest.raises(ValueError, match="mean_radius"):
         _verdicts(bad)
+    with pytest.raises(ValueError, match="mean_radius"):  # the one claim that reads it refuses it too
+        ex.claim_nodes_drift_outward(Claims("07_training_geometry", "medium"), bad, None, True)
 
 
 # --------------------------------------------------------------------------------------------

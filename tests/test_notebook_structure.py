@@ -14,6 +14,9 @@ from hgutils.repro import REPO_ROOT
 #: every ``NN_name.ipynb`` in notebooks/, the template ``00_template`` included (discovered, not counted)
 BOOKS = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REQUIRED = ("scale", "seed", "device", "data_dir", "results_dir", "figures_dir")
+#: the most code lines of the claims cell: one line per claim id (a call of the driver's ``claim_<id>``
+#: function, or a loop over a parameterised id), the ledger's creation, show and save
+MAX_CLAIMS_CELL_LINES = 20
 
 
 def _load(p: Path) -> dict:
@@ -71,3 +74,19 @@ def test_ends_with_checked_claims_and_has_outputs(path):
     assert out.strip(), "the verdict cell must carry its smoke-scale output (the nbval reference)"
     errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, "a committed notebook must not carry error outputs"
+
+
+@pytest.mark.parametrize("path", BOOKS, ids=lambda p: p.stem)
+def test_claims_are_written_in_the_driver_and_listed_in_one_short_cell(path):
+    """The one way to write claims: one function per claim id in the driver's claims module; the notebook's
+    claims cell creates the ledger and lists the claims, one line per claim id (docs/contributing.md)."""
+    code = _code(_load(path))
+    cells = [c for c in code if "Claims(" in _src(c)]
+    assert len(cells) == 1, "exactly one code cell creates the Claims ledger"
+    lines = [ln for ln in _src(cells[0]).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert len(lines) <= MAX_CLAIMS_CELL_LINES, (
+        f"the claims cell has {len(lines)} code lines (at most {MAX_CLAIMS_CELL_LINES}): write each claim as a "
+        "function of the driver's claims module and call it on one line"
+    )
+    inline = [i for i, c in enumerate(code) if "claims.add(" in _src(c)]
+    assert not inline, f"code cells {inline} add claims inline: claims.add belongs in the driver's claim functions"

@@ -239,9 +239,7 @@ def test_source_fingerprint_follows_every_edit_below_a_folder_and_nothing_else(t
 def test_paper_table_puts_the_papers_value_and_source_beside_ours():
     from hgutils.ledger import PaperRow, paper_table
 
-    t = paper_table(
-        [PaperRow("a", "1.0 ± 0.1", "Paper, Table 2", "0.9 ± 0.2", {"protocol": "medium"})], what="model"
-    )
+    t = paper_table([PaperRow("a", "1.0 ± 0.1", "Paper, Table 2", "0.9 ± 0.2", {"protocol": "medium"})], what="model")
     assert list(t.columns) == ["model", "paper", "paper's source", "ours", "protocol"]
     assert t.iloc[0].tolist() == ["a", "1.0 ± 0.1", "Paper, Table 2", "0.9 ± 0.2", "medium"]
     multi = paper_table([PaperRow("b", 3, "s", {"ours, disk": 4, "ours, square": 5})])

@@ -16,6 +16,7 @@ from hgutils.data import ring_blobs, square_grid, swiss_roll, unrolled_plane
 from hgutils.data.points import ring_samples
 from hgutils.experiments import nb05_msa_rich_vs_lazy as ex
 from hgutils.experiments.nb05_msa_rich_vs_lazy.figures import _blocks
+from hgutils.ledger import paper_table
 from hgutils.nn.fitting import CLASSIFICATION_LOSSES, classification_loss
 from hgutils.similarity import (
     dissimilarity_ratio,
@@ -370,8 +371,8 @@ def test_block_labels_and_paper_table():
     S_ideal = 1.0 - tree_distance(meta) / 4.0
     scores = ex.score_measures({m: S_ideal for m in ex.MEASURES}, meta)
     swiss = {"MSA distance": 1e-16, "Procrustes similarity": 0.2, "RSA similarity": 0.3}
-    table = ex.paper_table(swiss, scores)
-    assert {"paper", "paper's source", "ours"} <= set(table.columns)
+    table = paper_table(ex.paper_rows(swiss, scores))
+    assert list(table.columns) == ["result", "paper", "paper's source", "ours"] and len(table) == 6
     assert table["paper's source"].str.contains("2603.28764").all()
 
 

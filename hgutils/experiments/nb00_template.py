@@ -1,10 +1,14 @@
 r"""Notebook 00 -- the template: the cell layout every notebook follows, on a small real check.
 
 Copy ``notebooks/00_template.ipynb`` and this module to start notebook NN (see docs/contributing.md,
-"Adding a notebook"). A driver module holds exactly what its notebook needs and nothing the
-library should own: the preset (:data:`CONFIG`), the paper's numbers with their source
-(:data:`PAPER`), the run function(s) and the notebook's figures. Everything reusable lives in the
-library and is imported from there.
+"Adding a notebook"). A driver holds exactly what its notebook needs and nothing the library should
+own: the preset (:data:`CONFIG`), the paper's numbers with their source (:data:`PAPER`), the run
+function(s), the rows of the paper-vs-ours table (:func:`paper_rows`, shown by
+:func:`hgutils.ledger.paper_table`), one function per claim id (``claim_<id>``: the notebook's claims
+cell calls each on one line, in ledger order) and the notebook's figures. Everything reusable lives in
+the library and is imported from there. This driver is one module because it is small; a larger one is
+a package ``hgutils/experiments/nbNN_<name>/`` with the same parts as modules (``preset``, the runs,
+``claims``, ``figures``), re-exported by its ``__init__``.
 
 The example result is real and cheap: the Poincaré-ball exponential and logarithmic maps at the
 origin are inverse to each other (Ganea, Bécigneul & Hofmann 2018, "Hyperbolic Neural Networks",
@@ -20,11 +24,21 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
+from hgutils.ledger import Claims, PaperRow
 from hgutils.manifolds import poincare as pm
 from hgutils.plotting import use_style
 from hgutils.presets import Preset
 
-__all__ = ["CONFIG", "PAPER", "TemplateConfig", "paper_table", "plot_errors", "roundtrip_errors"]
+__all__ = [
+    "CONFIG",
+    "PAPER",
+    "TemplateConfig",
+    "claim_roundtrip_breakdown",
+    "claim_roundtrip_float32",
+    "paper_rows",
+    "plot_errors",
+    "roundtrip_errors",
+]
 
 #: The claim's value in the paper and where it is stated.
 PAPER: dict[str, Any] = {
@@ -81,12 +95,43 @@ def roundtrip_errors(cfg: TemplateConfig, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def paper_table(errors: pd.DataFrame) -> pd.DataFrame:
-    """The paper's statement beside the largest error we measured."""
-    return pd.DataFrame(
-        [{"claim": "log_0 inverts exp_0", "paper": PAPER["value"], "paper's source": PAPER["source"],
-          "ours (max relative error, float32)": f"{errors['max'].max():.2e}"}]
-    )  # fmt: skip
+def paper_rows(errors: pd.DataFrame) -> list[PaperRow]:
+    """The paper's statement beside the largest error we measured (``errors``: :func:`roundtrip_errors`),
+    the rows of :func:`hgutils.ledger.paper_table`."""
+    return [PaperRow("log_0 inverts exp_0", PAPER["value"], PAPER["source"], f"{errors['max'].max():.2e}")]
+
+
+# one function per claim id: each adds its claim to the ledger from the run's computed inputs
+
+
+def claim_roundtrip_float32(claims: Claims, errors: pd.DataFrame) -> None:
+    """``roundtrip_float32``: the round trip holds to float32 precision (max relative error < 1e-4) where
+    float32 can hold it, sqrt(c)|v| <= 4 (``errors``: :func:`roundtrip_errors`)."""
+    small = errors[errors["norm"] <= 4.0]
+    claims.add(
+        "roundtrip_float32",
+        "log_0 inverts exp_0 to float32 precision for sqrt(c)|v| <= 4",
+        paper=PAPER["value"],
+        ours=float(small["max"].max()),
+        criterion="max relative error over sqrt(c)|v| <= 4 is < 1e-4",
+        holds=bool(small["max"].max() < 1e-4),
+        source=PAPER["source"],
+    )
+
+
+def claim_roundtrip_breakdown(claims: Claims, errors: pd.DataFrame) -> None:
+    """``roundtrip_breakdown`` (reported only): the smallest tested norm at which the round trip errs by
+    >= 1e-4 (``None`` when none does)."""
+    bad = errors[errors["max"] >= 1e-4]
+    claims.add(
+        "roundtrip_breakdown",
+        "smallest tested norm at which the float32 round trip errs by >= 1e-4",
+        paper="(not stated)",
+        ours=float(bad["norm"].min()) if len(bad) else None,
+        criterion="reported only",
+        holds=None,
+        source=PAPER["source"],
+    )
 
 
 def plot_errors(errors: pd.DataFrame) -> plt.Figure:

@@ -13,10 +13,12 @@ The notebook's driver, by job:
 * :mod:`.runs` -- :func:`run_cifar`, :func:`run_genomics`, :func:`bn_comparison`: every flavour trained
   on the same data, data order, seed, budget and schedule; :func:`init_table`: init diagnostics; the
   batch-norm timing and the design-rule numbers.
-* :mod:`.claims` -- the claims, and the learnability checks (:func:`gates`) they are conditioned on.
+* :mod:`.claims` -- one function per claim id (``claim_<id>``, in ledger order; :func:`design_claims`,
+  :func:`cifar_claims`, :func:`genomics_claims`, :func:`bn_claims` record a group of them), and the inputs
+  they share: the scores per seed (:func:`seed_scores`) and the learnability checks (:func:`gates`).
 * :mod:`.figures` -- :func:`seed_summary` and :func:`results_table` (mean ± sd over seeds),
-  :func:`paper_table`, and the figures :func:`plot_curves`, :func:`plot_init_diagnostics`,
-  :func:`plot_epoch_times`.
+  :func:`paper_rows` (the rows of :func:`hgutils.ledger.paper_table`), and the figures :func:`plot_curves`,
+  :func:`plot_init_diagnostics`, :func:`plot_epoch_times`.
 
 The verdict rule and the power of each comparison are :mod:`hgutils.verdicts`'s
 (:func:`hgutils.verdicts.target_power`); the section stopwatch is :class:`hgutils.progress.Stopwatch`.
@@ -25,18 +27,29 @@ The verdict rule and the power of each comparison are :mod:`hgutils.verdicts`'s
 from __future__ import annotations
 
 from hgutils.experiments.nb04_ilnn_cifar_genomics.claims import (
+    GENOMICS_CLAIM_TASKS,
     at_ceiling,
     bn_claims,
     cifar_claims,
+    claim_cifar_order,
+    claim_cifar_speed,
+    claim_genomics_gain,
+    claim_gyrolbn_accuracy,
+    claim_gyrolbn_speed,
+    claim_gyrolbn_statistics,
+    claim_ilnn_stable_at_init,
+    claim_plfc_flat_limit,
     design_claims,
     gates,
+    genomics_claim_id,
     genomics_claims,
     hierarchy_difficulty,
+    seed_scores,
 )
 from hgutils.experiments.nb04_ilnn_cifar_genomics.data import Split, genomics_task, load_cifar, reduced_split
 from hgutils.experiments.nb04_ilnn_cifar_genomics.figures import (
     cap_hits,
-    paper_table,
+    paper_rows,
     plot_curves,
     plot_epoch_times,
     plot_init_diagnostics,
@@ -79,6 +92,7 @@ __all__ = [
     "CONFIG",
     "DIFFICULTY_BAND",
     "FLAVOURS",
+    "GENOMICS_CLAIM_TASKS",
     "GENOMICS_TASK",
     "GUE_LAYOUT",
     "GUE_TASKS",
@@ -95,10 +109,19 @@ __all__ = [
     "bn_timing",
     "cap_hits",
     "cifar_claims",
+    "claim_cifar_order",
+    "claim_cifar_speed",
+    "claim_genomics_gain",
+    "claim_gyrolbn_accuracy",
+    "claim_gyrolbn_speed",
+    "claim_gyrolbn_statistics",
+    "claim_ilnn_stable_at_init",
+    "claim_plfc_flat_limit",
     "design_claims",
     "design_rule_checks",
     "gates",
     "genomic_model",
+    "genomics_claim_id",
     "genomics_claims",
     "genomics_task",
     "gue_instructions",
@@ -107,7 +130,7 @@ __all__ = [
     "init_table",
     "load_cifar",
     "lorentz_options",
-    "paper_table",
+    "paper_rows",
     "plot_curves",
     "plot_epoch_times",
     "plot_init_diagnostics",
@@ -115,6 +138,7 @@ __all__ = [
     "results_table",
     "run_cifar",
     "run_genomics",
+    "seed_scores",
     "seed_summary",
     "timing_table",
 ]

@@ -1,5 +1,6 @@
 """Notebook 04's tables and figures: summaries over seeds (:func:`seed_summary`, :func:`results_table`,
-:func:`cap_hits`), the paper's numbers beside ours (:func:`paper_table`), and the figures
+:func:`cap_hits`), the rows of the paper's numbers beside ours (:func:`paper_rows`, for
+:func:`hgutils.ledger.paper_table`), and the figures
 (:func:`plot_curves`, :func:`plot_init_diagnostics`, :func:`plot_epoch_times`)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hgutils.experiments.nb04_ilnn_cifar_genomics.preset import (
     ILNNConfig,
     gue_instructions,
 )
+from hgutils.ledger import PaperRow
 from hgutils.nn.fitting import History
 from hgutils.plotting import use_style
 
@@ -86,45 +88,50 @@ def cap_hits(runs: dict[int, dict[str, History]], models: tuple[str, ...] | None
     ]
 
 
-def paper_table(
+def paper_rows(
     cifar: dict[str, pd.DataFrame],
     genomics: dict[str, pd.DataFrame],
     protocols: dict[str, str],
     cfg: ILNNConfig,
-) -> pd.DataFrame:
-    """The paper's numbers beside ours: ``cifar`` / ``genomics`` map a dataset or task to its
-    :func:`seed_summary` (accuracy or MCC, %), ``protocols`` to the protocol actually run."""
+) -> list[PaperRow]:
+    """The rows of the paper's numbers beside ours (for :func:`hgutils.ledger.paper_table`): ``cifar`` /
+    ``genomics`` map a dataset or task to its :func:`seed_summary` (accuracy or MCC, %; ours as mean ± sd),
+    ``protocols`` to the protocol actually run (the extra column ``ours: protocol``)."""
     names = {"euclidean": "Euclidean", "hcnn": "HCNN-Lorentz", "ilnn": "ILNN"}
     rows = []
     for ds, paper in PAPER_CIFAR.items():
         for fl, fl_name in names.items():
             ours = cifar.get(ds)
             rows.append(
-                {
-                    "quantity": f"{ds} test acc (%), {fl_name}",
-                    "paper": paper[fl],
-                    "paper source": f"{PAPER_SOURCE}, image classification (ResNet-18, 200 epochs)",
-                    "ours (mean ± sd)": "not run" if ours is None else _pm_row(ours.loc[fl]),
-                    "ours: protocol": protocols.get(ds, "not run at this scale")
-                    + ("" if ours is None else f"; ResNet-{cfg.depth} {cfg.widths}, {cfg.cifar_epochs} epochs"),
-                }
+                PaperRow(
+                    f"{ds} test acc (%), {fl_name}",
+                    paper[fl],
+                    f"{PAPER_SOURCE}, image classification (ResNet-18, 200 epochs)",
+                    "not run" if ours is None else _pm_row(ours.loc[fl]),
+                    {
+                        "ours: protocol": protocols.get(ds, "not run at this scale")
+                        + ("" if ours is None else f"; ResNet-{cfg.depth} {cfg.widths}, {cfg.cifar_epochs} epochs")
+                    },
+                )
             )
     for task, (p_euc, p_ilnn) in PAPER_GENOMICS_MCC.items():
         ours = genomics.get(task)
         for fl, p in (("euclidean", p_euc), ("ilnn", p_ilnn)):
             label = "Euclidean CNN" if task.startswith("teb") or fl == "ilnn" else "best prior"
             rows.append(
-                {
-                    "quantity": f"{task} MCC (%), {label if fl == 'euclidean' else 'ILNN'}",
-                    "paper": p,
-                    "paper source": f"{PAPER_SOURCE}, {task.split('/')[0].upper()} table",
-                    "ours (mean ± sd)": "not run"
+                PaperRow(
+                    f"{task} MCC (%), {label if fl == 'euclidean' else 'ILNN'}",
+                    p,
+                    f"{PAPER_SOURCE}, {task.split('/')[0].upper()} table",
+                    "not run"
                     if ours is None
                     else _pm_row(ours.loc[fl]) + (" (REDUCED protocol)" if "REDUCED" in protocols[task] else ""),
-                    "ours: protocol": protocols.get(
-                        task, gue_instructions(task) if task in GUE_LAYOUT else "not run at this scale"
-                    ),
-                }
+                    {
+                        "ours: protocol": protocols.get(
+                            task, gue_instructions(task) if task in GUE_LAYOUT else "not run at this scale"
+                        )
+                    },
+                )
             )
     for task, summ in genomics.items():
         if task in PAPER_GENOMICS_MCC:
@@ -133,15 +140,15 @@ def paper_table(
             if fl not in summ.index:
                 continue
             rows.append(
-                {
-                    "quantity": f"{task} MCC (%), {fl_name}",
-                    "paper": "not reported",
-                    "paper source": "—",
-                    "ours (mean ± sd)": _pm_row(summ.loc[fl]),
-                    "ours: protocol": protocols[task],
-                }
+                PaperRow(
+                    f"{task} MCC (%), {fl_name}",
+                    "not reported",
+                    "—",
+                    _pm_row(summ.loc[fl]),
+                    {"ours: protocol": protocols[task]},
+                )
             )
-    return pd.DataFrame(rows)
+    return rows
 
 
 def _pm_row(row: pd.Series) -> str:

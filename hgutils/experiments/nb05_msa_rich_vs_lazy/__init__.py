@@ -4,8 +4,8 @@ The notebook's driver, by job: :mod:`.preset` (the preset, the paper's statement
 the regimes, groups and measures), :mod:`.runs` (training the cells, their learnability checks, the
 sweep and the similarity matrices), :mod:`.scores` (regime checks, the scores of every split, the
 jackknife, isotropy statistics, one recipe's summary row), :mod:`.claims` (one function per claim id,
-the paper-vs-ours table) and :mod:`.figures`. The math is the library's: the similarity measures and
-their scores against a grouping or a hierarchy in :mod:`hgutils.similarity` (``tree_distance`` and
+the rows of the paper-vs-ours table) and :mod:`.figures`. The math is the library's: the similarity
+measures and their scores against a grouping or a hierarchy in :mod:`hgutils.similarity` (``tree_distance`` and
 ``hierarchy_score`` in :mod:`hgutils.similarity.scoring`), the training loss in
 :func:`hgutils.nn.fitting.classification_loss`.
 
@@ -57,7 +57,7 @@ from hgutils.experiments.nb05_msa_rich_vs_lazy.claims import (
     claim_regimes_verified,
     claim_rich_lazy_procrustes_high_msa_separates,
     claim_swiss_roll_msa_zero,
-    paper_table,
+    paper_rows,
 )
 from hgutils.experiments.nb05_msa_rich_vs_lazy.figures import (
     block_label,
@@ -149,7 +149,7 @@ __all__ = [
     "isotropy_table",
     "jackknife_scores",
     "msa_beats_baselines",
-    "paper_table",
+    "paper_rows",
     "plot_hidden_pca",
     "plot_isotropy",
     "plot_metric_field",

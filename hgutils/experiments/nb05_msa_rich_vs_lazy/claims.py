@@ -1,5 +1,6 @@
 """Notebook 05's claims, one function per claim id (each adds its claim to a :class:`~hgutils.ledger.Claims`
-ledger from the run's computed inputs, in the notebook's order), and the paper-vs-ours table.
+ledger from the run's computed inputs, in the notebook's order), and the rows of the paper-vs-ours table
+(:func:`paper_rows`).
 
 Absolute criteria read ``holds`` / ``contradicted``; the two comparisons of MSA with the baselines go
 through :mod:`hgutils.verdicts` with leave-one-seed-out jackknife standard errors
@@ -23,7 +24,7 @@ from hgutils.experiments.nb05_msa_rich_vs_lazy.scores import (
     regime_table,
     score_measures,
 )
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, PaperRow
 from hgutils.verdicts import Absolute, all_of
 
 #: the regime table's columns recorded by ``regimes_verified``
@@ -192,8 +193,10 @@ def claim_ablation_previous_recipe(claims: Claims, run: tuple[RichLazyConfig, di
     )
 
 
-def paper_table(swiss: dict[str, float], scores: pd.DataFrame) -> pd.DataFrame:
-    """The paper's statements beside our measured values (paper values are quoted, ours computed)."""
+def paper_rows(swiss: dict[str, float], scores: pd.DataFrame) -> list[PaperRow]:
+    """The rows of the paper's statements beside our measured values (for :func:`hgutils.ledger.paper_table`;
+    paper values are quoted, ours computed: ``swiss`` the sanity check's measures, ``scores``
+    :func:`~.scores.score_measures` of the protocol's sweep)."""
     s = scores
     rows = [
         ("plane vs swiss roll: MSA distance", PAPER["swiss"], f"{swiss['MSA distance']:.1e}"),
@@ -219,6 +222,4 @@ def paper_table(swiss: dict[str, float], scores: pd.DataFrame) -> pd.DataFrame:
             ", ".join(f"{k} {v:.2f}" for k, v in s["rich/untrained AUC"].items()),
         ),
     ]
-    return pd.DataFrame(
-        [{"result": r, "paper": p["value"], "paper's source": p["source"], "ours": o} for r, p, o in rows]
-    )
+    return [PaperRow(r, p["value"], p["source"], o) for r, p, o in rows]

@@ -5,9 +5,9 @@ The notebook's driver, by job: :mod:`.preset` (the preset, the paper's statement
 :mod:`.grid` (the training grid, its one stacked run, the fit table and the two-criterion learnability
 check of a cell), :mod:`.readout` (the readout tables, rotation sweeps, the hierarchy check and the numbers
 behind the claims), :mod:`.factors` (the training domain × weight decay study and the same-initialisation
-controls), :mod:`.claims` (the paper-vs-ours table and one function per claim id), :mod:`.figures` (the
-readout's figures) and :mod:`.factor_figures` (the factor study's figures). The pools' random streams are
-seeded by :func:`hgutils.symmetry.domains.stream_seed`.
+controls), :mod:`.claims` (the rows of the paper-vs-ours table and one function per claim id),
+:mod:`.figures` (the readout's figures) and :mod:`.factor_figures` (the factor study's figures). The pools'
+random streams are seeded by :func:`hgutils.symmetry.domains.stream_seed`.
 
 Each network is :math:`f(x) = F(\varphi(x))` with :math:`\varphi` one of the 48-dim encodings of
 arXiv:2607.03108 (§3.2) and :math:`F` a ReLU MLP ``48 → hidden → … → 1`` (``depth`` hidden layers),
@@ -45,7 +45,7 @@ from hgutils.experiments.nb06_pe_symmetry_readout.claims import (
     dyadic_suppresses_d3_claim,
     hierarchy_claim,
     hierarchy_domain_claim,
-    paper_table,
+    paper_rows,
     rff_pi_claim,
     triaxis_below_threshold_claim,
     triaxis_d3_visible_claim,
@@ -122,7 +122,7 @@ __all__ = [
     "hierarchy_domain_claim",
     "hierarchy_outliers",
     "make_encodings",
-    "paper_table",
+    "paper_rows",
     "plot_domains",
     "plot_factor_scores",
     "plot_lift_residuals",

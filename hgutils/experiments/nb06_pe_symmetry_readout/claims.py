@@ -1,4 +1,4 @@
-"""Notebook 06's claims: the paper-vs-ours table (:func:`paper_table`) and one function per claim id,
+"""Notebook 06's claims: the rows of the paper-vs-ours table (:func:`paper_rows`) and one function per claim id,
 each adding its claim to the :class:`~hgutils.ledger.Claims` ledger from the notebook's computed
 numbers (:func:`~.readout.claim_metrics` of a cell, their per-seed values, the same-initialisation
 control, the hierarchy per cell, the density readout). Every claim names the cells it judges, through
@@ -18,48 +18,53 @@ import pandas as pd
 from hgutils.experiments.nb06_pe_symmetry_readout.factors import density_readout_by_seed
 from hgutils.experiments.nb06_pe_symmetry_readout.grid import GridResult, sdf_cell_gates
 from hgutils.experiments.nb06_pe_symmetry_readout.preset import PAPER, SymmetryReadoutConfig
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, PaperRow
 from hgutils.verdicts import Absolute, all_of, compare_seeds
 
 #: the square, triangle and hexagon: the shapes of the per-domain claims
 FACTOR_SHAPES = ("square", "triangle", "hexagon")
 
 
-def paper_table(
+def paper_rows(
     by_domain: dict[str, dict[str, float]],
     main: dict[str, float],
     main_prefix2: dict[str, float],
     main_domain: str,
     weight_decay: float,
-) -> pd.DataFrame:
-    """Paper vs ours: the paper's statements (:data:`PAPER`) beside our numbers, one column per training
-    domain (``by_domain[domain]`` = :func:`claim_metrics` of that domain at ``weight_decay``) for the
-    patterns measured on the square, triangle and hexagon, and the main grid's (``main``,
-    ``main_prefix2``, trained on ``main_domain``) for the patterns that need all six shapes."""
+) -> list[PaperRow]:
+    """The rows of the paper's statements (:data:`PAPER`) beside our numbers (for
+    :func:`hgutils.ledger.paper_table`), one "ours" column per training domain (``by_domain[domain]`` =
+    :func:`claim_metrics` of that domain at ``weight_decay``) for the patterns measured on the square,
+    triangle and hexagon, and the main grid's (``main``, ``main_prefix2``, trained on ``main_domain``; "—"
+    in the other domains' columns) for the patterns that need all six shapes."""
     doms = list(by_domain)
+    cols = {d: f"ours, {d} domain, wd {weight_decay:g}" for d in doms}
 
-    def per_domain(fmt) -> list[str]:
-        return [fmt(by_domain[d]) for d in doms]
+    def per_domain(fmt) -> dict[str, str]:
+        return {cols[d]: fmt(by_domain[d]) for d in doms}
+
+    def main_only(text: str) -> dict[str, str]:
+        return {cols[d]: text if d == main_domain else "—" for d in doms}
 
     rows = [
         (
             "Dyadic: D4 readout on the square",
             PAPER["dyadic_d4"],
-            *per_domain(
+            per_domain(
                 lambda m: f"min over D4∖I {m['dy_sq_d4_min']:.2f}; max non-liftable {m['dy_sq_nonlift_max']:.2f}"
             ),
         ),
         (
             "Dyadic: D3 rotations on the triangle",
             PAPER["dyadic_d3"],
-            *per_domain(
+            per_domain(
                 lambda m: f"Gram max(R120, R240) {m['dy_tri_rot_max']:.2f} vs functional {m['dy_tri_rot_func']:.2f}"
             ),
         ),
         (
             "TriAxis: D3 / D6 readout",
             PAPER["triaxis"],
-            *per_domain(
+            per_domain(
                 lambda m: (
                     f"triangle {m['tri_tri_mean']:.2f}, hexagon {m['tri_hex_mean']:.2f} "
                     f"(Dyadic square {m['dy_sq_mean']:.2f}; off-group baseline {m['tri_tri_off']:.2f})"
@@ -69,29 +74,22 @@ def paper_table(
         (
             "RFF: π rotation (main grid, six shapes)",
             PAPER["rff"],
-            *[
+            main_only(
                 f"R180 top for {main['rff_pi_top']:.0f}/{main['rff_pi_shapes']:.0f} π-symmetric shapes; "
                 f"sweep peak |θ−180°| {main['rff_peak_mean_dev']:.1f}°"
-                if d == main_domain
-                else "—"
-                for d in doms
-            ],
+            ),
         ),
         (
             "Hierarchy (main grid, six shapes)",
             PAPER["hierarchy"],
-            *[
+            main_only(
                 f"prefix1: {main['high']:.0f} high, {main['viol_lift']:.0f} not liftable, "
                 f"{main['viol_true']:.0f} not in G_true; prefix2: {main_prefix2['high']:.0f} / "
                 f"{main_prefix2['viol_lift']:.0f} / {main_prefix2['viol_true']:.0f}"
-                if d == main_domain
-                else "—"
-                for d in doms
-            ],
+            ),
         ),
     ]
-    cols = ["pattern", f"paper ({PAPER['source']})"] + [f"ours, {d} domain, wd {weight_decay:g}" for d in doms]
-    return pd.DataFrame(rows, columns=cols)
+    return [PaperRow(what, paper, PAPER["source"], ours) for what, paper, ours in rows]
 
 
 def rff_pi_claim(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, m: dict[str, float]) -> None:

@@ -4,13 +4,19 @@ A zoo of 13-layer INR MLPs with ~100 snapshots each, GTH-GMN trained on it by re
 the node embedding of held-out INRs read in the Poincaré ball: the ball at the paper's t = 11 and
 t = 97, the per-layer radius and the layer-separation indices over training, and the figure's three
 statements judged against a time-shuffled control. The driver, by job: :mod:`.preset` (the preset,
-the paper's snapshot pair), :mod:`.runs` (the zoo, the encoder, the readouts), :mod:`.claims` and
-:mod:`.figures`. The figure moved here from notebook 01, with its claim ids.
+the paper's snapshot pair), :mod:`.runs` (the zoo, the encoder, the readouts), :mod:`.claims` (one
+function per claim id) and :mod:`.figures`. The figure moved here from notebook 01, with its claim ids.
 """
 
 from __future__ import annotations
 
-from hgutils.experiments.nb07_training_geometry.claims import GEOMETRY_CLAIMS, geometry_claims
+from hgutils.experiments.nb07_training_geometry.claims import (
+    GEOMETRY_CLAIMS,
+    claim_layers_separate_angularly,
+    claim_layers_separate_radially,
+    claim_nodes_drift_outward,
+    geometry_claims,
+)
 from hgutils.experiments.nb07_training_geometry.figures import (
     layer_names,
     layer_radius,
@@ -50,6 +56,9 @@ __all__ = [
     "EmbeddingReadout",
     "TrainingGeometry",
     "TrainingGeometryConfig",
+    "claim_layers_separate_angularly",
+    "claim_layers_separate_radially",
+    "claim_nodes_drift_outward",
     "deep_inr_zoo",
     "encoder_table",
     "geometry_claims",
