@@ -412,21 +412,21 @@ print(paper_table(rows, what="pattern").to_string(index=False))
 
 # %% tags=[]
 claims = Claims("06_pe_symmetry_readout", scale)
-ex.rff_pi_claim(claims, cfg, grid, m)
-ex.hierarchy_claim(claims, cfg, grid, m)
+ex.claim_rff_pi(claims, cfg, grid, m)
+ex.claim_hierarchy(claims, cfg, grid, m)
 for d in cfg.domains:
     ps = ex.claim_metrics_by_seed(ex.cell_frame(frame, d, cfg.weight_decay), "prefix1", "frobenius", cfg.threshold)
-    ex.dyadic_d4_claim(claims, cfg, grid, d, by_domain[d], ps)
-    ex.dyadic_suppresses_d3_claim(claims, cfg, grid, d, by_domain[d])
-    ex.triaxis_low_d3_d6_claim(claims, cfg, grid, d, by_domain[d], ps)
-    ex.triaxis_below_threshold_claim(claims, cfg, grid, d, by_domain[d])
-    ex.triaxis_d3_visible_claim(claims, cfg, grid, d, by_domain[d], ps)
+    ex.claim_dyadic_d4(claims, cfg, grid, d, by_domain[d], ps)
+    ex.claim_dyadic_suppresses_d3(claims, cfg, grid, d, by_domain[d])
+    ex.claim_triaxis_low_d3_d6(claims, cfg, grid, d, by_domain[d], ps)
+    ex.claim_triaxis_below_threshold(claims, cfg, grid, d, by_domain[d])
+    ex.claim_triaxis_d3_visible(claims, cfg, grid, d, by_domain[d], ps)
 for d in cfg.domains:
-    ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds)
-    ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds, wd0=True)
-    ex.hierarchy_domain_claim(claims, cfg, grid, d, hcells)
+    ex.claim_dyadic_d4_control(claims, cfg, grid, d, ctrl, ctrl_seeds)
+    ex.claim_dyadic_d4_control(claims, cfg, grid, d, ctrl, ctrl_seeds, wd0=True)
+    ex.claim_hierarchy_domain(claims, cfg, grid, d, hcells)
 for d in cfg.domains:
-    ex.triaxis_follows_density_claim(claims, cfg, grid, d, dens[d], frame)
+    ex.claim_triaxis_follows_density(claims, cfg, grid, d, dens[d], frame)
 claims.show()
 claims.save(out_res);
 

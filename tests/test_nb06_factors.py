@@ -242,21 +242,21 @@ def test_claim_functions_add_one_claim_each_in_ledger_order(tiny):
     ftab = ex.factor_table(frame)
     dens = {d: ex.density_readout(ftab, "TriAxisPE", d, wd, ["triangle", "hexagon"]) for d in cfg.domains}
     claims = Claims("06_pe_symmetry_readout", "smoke")
-    ex.rff_pi_claim(claims, cfg, grid, m)
-    ex.hierarchy_claim(claims, cfg, grid, m)
+    ex.claim_rff_pi(claims, cfg, grid, m)
+    ex.claim_hierarchy(claims, cfg, grid, m)
     for d in cfg.domains:
         ps = ex.claim_metrics_by_seed(ex.cell_frame(frame, d, wd), threshold=cfg.threshold)
-        ex.dyadic_d4_claim(claims, cfg, grid, d, by_domain[d], ps)
-        ex.dyadic_suppresses_d3_claim(claims, cfg, grid, d, by_domain[d])
-        ex.triaxis_low_d3_d6_claim(claims, cfg, grid, d, by_domain[d], ps)
-        ex.triaxis_below_threshold_claim(claims, cfg, grid, d, by_domain[d])
-        ex.triaxis_d3_visible_claim(claims, cfg, grid, d, by_domain[d], ps)
+        ex.claim_dyadic_d4(claims, cfg, grid, d, by_domain[d], ps)
+        ex.claim_dyadic_suppresses_d3(claims, cfg, grid, d, by_domain[d])
+        ex.claim_triaxis_low_d3_d6(claims, cfg, grid, d, by_domain[d], ps)
+        ex.claim_triaxis_below_threshold(claims, cfg, grid, d, by_domain[d])
+        ex.claim_triaxis_d3_visible(claims, cfg, grid, d, by_domain[d], ps)
     for d in cfg.domains:
-        ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds)
-        ex.dyadic_d4_control_claim(claims, cfg, grid, d, ctrl, ctrl_seeds, wd0=True)
-        ex.hierarchy_domain_claim(claims, cfg, grid, d, hcells)
+        ex.claim_dyadic_d4_control(claims, cfg, grid, d, ctrl, ctrl_seeds)
+        ex.claim_dyadic_d4_control(claims, cfg, grid, d, ctrl, ctrl_seeds, wd0=True)
+        ex.claim_hierarchy_domain(claims, cfg, grid, d, hcells)
     for d in cfg.domains:
-        ex.triaxis_follows_density_claim(claims, cfg, grid, d, dens[d], frame)
+        ex.claim_triaxis_follows_density(claims, cfg, grid, d, dens[d], frame)
     per_domain = ["dyadic_d4", "dyadic_suppresses_d3", "triaxis_low_d3_d6", "triaxis_below_threshold"]
     per_domain.append("triaxis_d3_visible")
     want = ["rff_pi", "hierarchy"] + [f"{c}@{d}" for d in cfg.domains for c in per_domain]

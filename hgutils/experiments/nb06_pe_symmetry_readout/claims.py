@@ -4,11 +4,11 @@ numbers (:func:`~.readout.claim_metrics` of a cell, their per-seed values, the s
 control, the hierarchy per cell, the density readout). Every claim names the cells it judges, through
 :func:`~.grid.sdf_cell_gates`; every comparison over seeds goes through :mod:`hgutils.verdicts`.
 
-In ledger order: :func:`rff_pi_claim`, :func:`hierarchy_claim`; per training domain
-:func:`dyadic_d4_claim`, :func:`dyadic_suppresses_d3_claim`, :func:`triaxis_low_d3_d6_claim`,
-:func:`triaxis_below_threshold_claim`, :func:`triaxis_d3_visible_claim`; per domain
-:func:`dyadic_d4_control_claim` (main decay, then no decay) and :func:`hierarchy_domain_claim`; per domain
-:func:`triaxis_follows_density_claim`.
+In ledger order: :func:`claim_rff_pi`, :func:`claim_hierarchy`; per training domain
+:func:`claim_dyadic_d4`, :func:`claim_dyadic_suppresses_d3`, :func:`claim_triaxis_low_d3_d6`,
+:func:`claim_triaxis_below_threshold`, :func:`claim_triaxis_d3_visible`; per domain
+:func:`claim_dyadic_d4_control` (main decay, then no decay) and :func:`claim_hierarchy_domain`; per domain
+:func:`claim_triaxis_follows_density`.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def paper_rows(
     return [PaperRow(what, paper, PAPER["source"], ours) for what, paper, ours in rows]
 
 
-def rff_pi_claim(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, m: dict[str, float]) -> None:
+def claim_rff_pi(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, m: dict[str, float]) -> None:
     """``rff_pi``: RFF's top non-identity readout is R180 on the main grid (``m``: its
     :func:`~.readout.claim_metrics` with the sweep)."""
     wd = cfg.weight_decay
@@ -112,7 +112,7 @@ def rff_pi_claim(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, m
     )
 
 
-def hierarchy_claim(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, m: dict[str, float]) -> None:
+def claim_hierarchy(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, m: dict[str, float]) -> None:
     """``hierarchy``: no first-layer Gram readout of the main grid is high outside :math:`G_{lift} \\cap
     G_{true}` (``m``: the main grid's :func:`~.readout.claim_metrics`)."""
     wd = cfg.weight_decay
@@ -131,7 +131,7 @@ def hierarchy_claim(claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult
     )
 
 
-def dyadic_d4_claim(
+def claim_dyadic_d4(
     claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, d: str, md: dict[str, float], ps: pd.DataFrame
 ) -> None:
     """``dyadic_d4@<d>``: Dyadic's D4 readout on the square beats the non-liftable elements, paired over
@@ -158,7 +158,7 @@ def dyadic_d4_claim(
     )
 
 
-def dyadic_suppresses_d3_claim(
+def claim_dyadic_suppresses_d3(
     claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, d: str, md: dict[str, float]
 ) -> None:
     """``dyadic_suppresses_d3@<d>``: Dyadic's Gram score of the triangle's D3 rotations stays low although
@@ -176,11 +176,11 @@ def dyadic_suppresses_d3_claim(
     )
 
 
-def triaxis_low_d3_d6_claim(
+def claim_triaxis_low_d3_d6(
     claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, d: str, md: dict[str, float], ps: pd.DataFrame
 ) -> None:
     """``triaxis_low_d3_d6@<d>`` (comparative reading): TriAxis's D3 / D6 readout is below Dyadic's D4
-    readout of the square, unpaired over seeds (``md``, ``ps`` as for :func:`dyadic_d4_claim`)."""
+    readout of the square, unpaired over seeds (``md``, ``ps`` as for :func:`claim_dyadic_d4`)."""
     wd = cfg.weight_decay
     claims.add(
         f"triaxis_low_d3_d6@{d}",
@@ -204,7 +204,7 @@ def triaxis_low_d3_d6_claim(
     )
 
 
-def triaxis_below_threshold_claim(
+def claim_triaxis_below_threshold(
     claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, d: str, md: dict[str, float]
 ) -> None:
     """``triaxis_below_threshold@<d>`` (absolute reading): TriAxis's D3 / D6 Gram scores stay below the
@@ -223,11 +223,11 @@ def triaxis_below_threshold_claim(
     )
 
 
-def triaxis_d3_visible_claim(
+def claim_triaxis_d3_visible(
     claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, d: str, md: dict[str, float], ps: pd.DataFrame
 ) -> None:
     """``triaxis_d3_visible@<d>`` (ours): TriAxis's D3 readout of the triangle is above its off-group
-    baseline, paired over seeds (``md``, ``ps`` as for :func:`dyadic_d4_claim`)."""
+    baseline, paired over seeds (``md``, ``ps`` as for :func:`claim_dyadic_d4`)."""
     wd = cfg.weight_decay
     claims.add(
         f"triaxis_d3_visible@{d}",
@@ -243,7 +243,7 @@ def triaxis_d3_visible_claim(
     )
 
 
-def dyadic_d4_control_claim(
+def claim_dyadic_d4_control(
     claims: Claims,
     cfg: SymmetryReadoutConfig,
     grid: GridResult,
@@ -277,7 +277,7 @@ def dyadic_d4_control_claim(
     )
 
 
-def hierarchy_domain_claim(
+def claim_hierarchy_domain(
     claims: Claims, cfg: SymmetryReadoutConfig, grid: GridResult, d: str, hcells: pd.DataFrame
 ) -> None:
     """``hierarchy@<d>``: the hierarchy holds in every weight-decay cell of domain ``d`` on the square,
@@ -303,7 +303,7 @@ def hierarchy_domain_claim(
     )
 
 
-def triaxis_follows_density_claim(
+def claim_triaxis_follows_density(
     claims: Claims,
     cfg: SymmetryReadoutConfig,
     grid: GridResult,
