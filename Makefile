@@ -98,7 +98,7 @@ docs: $(STAMP)
 # zoos and caches of the dry run go to a temporary folder, so it never reuses (or leaves) a cache entry
 dryrun: $(STAMP)
 	tmp=$$(mktemp -d) && HGUTILS_CACHE=$$tmp HGUTILS_PROGRESS=0 MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-		$(PY) -W ignore -m hgutils.experiments.paper_dryrun --out $(DRYRUN_OUT) --device $(DEVICE); \
+		$(PY) -W ignore -m hgutils.runner.paper_dryrun --out $(DRYRUN_OUT) --device $(DEVICE); \
 		status=$$?; rm -rf $$tmp; exit $$status
 
 clean-results:

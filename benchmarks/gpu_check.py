@@ -190,9 +190,9 @@ def part_04(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
     import torch
 
     from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
-    from hgutils.experiments.paper_dryrun import classifier_step
     from hgutils.nn.fitting import VISION_RECIPE
     from hgutils.nn.resnets import resnet
+    from hgutils.runner.paper_dryrun import classifier_step
 
     part = rep.part("04")
     part["what"] = (

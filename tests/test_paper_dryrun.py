@@ -1,4 +1,4 @@
-"""The paper-preset dry run (hgutils.experiments.paper_dryrun) and the peak-memory meter (hgutils.memory).
+"""The paper-preset dry run (hgutils.runner.paper_dryrun) and the peak-memory meter (hgutils.memory).
 
 The dry run itself runs as its own CI step (``make dryrun``); these tests check its parts: what the
 memory figures measure, the memory cap, how each outcome is recorded, that the per-step
@@ -16,8 +16,9 @@ import sys
 import pytest
 import torch
 
-from hgutils.experiments import paper_dryrun as pd_
 from hgutils.memory import PeakMemory, mib
+from hgutils.runner import paper_dryrun as pd_
+from hgutils.runner.paper_dryrun import core
 
 MiB = 2**20
 
@@ -77,7 +78,7 @@ def test_peak_memory_rejects_other_devices():
 def test_memory_cap_refuses_then_restores():
     with pytest.raises(RuntimeError) as err, pd_.memory_cap(0.25):
         torch.empty(2**31, dtype=torch.uint8)  # 2 GiB
-    assert pd_._refused_allocation(err.value)
+    assert core._refused_allocation(err.value)
     torch.empty(2**29, dtype=torch.uint8)  # 512 MiB: the cap is gone after the block
 
 
@@ -195,13 +196,13 @@ MODULES = {
 def test_cuts_keep_the_paper_sizes(nb):
     ex = importlib.import_module(f"hgutils.experiments.{MODULES[nb]}")
     paper = ex.CONFIG.from_scale("paper")
-    cut = pd_._cfg(nb, ex, compile_=False)
+    cut = core._cfg(nb, ex, compile_=False)
     for field in SHAPES[nb]:
         assert getattr(cut, field) == getattr(paper, field), f"{nb}: the dry run changed {field}"
     changed = {f.name for f in dataclasses.fields(paper) if getattr(paper, f.name) != getattr(cut, f.name)}
     assert changed == {k for k, v in pd_.CUTS[nb].items() if getattr(paper, k) != v}
     if "compile" in pd_.CUTS[nb]:
-        assert pd_._cfg(nb, ex, compile_=True).compile == paper.compile
+        assert core._cfg(nb, ex, compile_=True).compile == paper.compile
 
 
 def test_notebook_drivers_cover_every_notebook():
@@ -227,7 +228,7 @@ def test_dryrun_of_one_notebook_writes_the_ledger(tmp_path, monkeypatch):
     import json
 
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setitem(pd_.CUTS, "06", {**pd_.CUTS["06"], "n_points": 4096, "n_eval": 512, "sweep_num": 36})
+    monkeypatch.setitem(core.CUTS, "06", {**core.CUTS["06"], "n_points": 4096, "n_eval": 512, "sweep_num": 36})
     dr = pd_.run_dryrun(["06"], tmp_path / "out")
     assert not dr.failed, dr.failed
     models = [r["model"] for r in dr.records]
