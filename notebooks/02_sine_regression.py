@@ -77,7 +77,7 @@ from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb02_sine_regression as ex
 from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.weightspace_protocol.recipe_deviations import as_the_authors_run_it, deviations
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import output_dirs, seed_everything
@@ -236,7 +236,8 @@ print(f"{len(deviations(authors))} settings still differ from the references")
 # our zoo, same split and budget.
 
 # %% tags=[]
-display(ex.paper_table("sine_mse", summary, "test_mse"))
+rows = cmp.paper_rows(ex.PAPER["sine_mse"], summary, "test_mse", sources=ex.PAPER_ROW_SOURCES)
+display(table(paper_table(rows, what="model", ours="ours (same zoo)"), index=False))
 
 # %% [markdown] tags=[]
 # ## 6. What the embedding encodes
@@ -280,7 +281,12 @@ display(var)
 
 # %% tags=[]
 claims = Claims("02_sine_regression", scale)
-ex.sine_claims(claims, run, judge=scale != "smoke")
+judge = scale != "smoke"
+mse = ex.mse_by_seed(run)  # test MSE of every encoder, per seed: the claims' input
+ex.claim_mse_order(claims, run, mse, judge)
+ex.claim_gth_best_mean(claims, run, mse, judge)
+ex.claim_gth_higher_variance(claims, run, mse, judge)
+ex.claim_small_step_narrows(claims, run, mse, judge)
 claims.show()
 claims.save(out_res);
 # %% tags=[]

@@ -77,7 +77,7 @@ from IPython.display import display
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb03_cifar_generalization as ex
 from hgutils.experiments import weightspace_protocol as cmp
-from hgutils.ledger import Claims
+from hgutils.ledger import Claims, paper_table
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_pred_vs_true, plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import output_dirs, seed_everything
@@ -235,7 +235,8 @@ display(ex.position_table(summary, refs, cfg.variants))
 
 # %% tags=[]
 print("DATA:", note)
-display(ex.paper_table("cifar_tau", summary, "test_kendall_tau", refs=refs))
+rows = cmp.paper_rows(ex.PAPER["cifar_tau"], summary, "test_kendall_tau", sources=ex.PAPER_ROW_SOURCES)
+display(table(paper_table(rows + ex.reference_rows(refs), what="model", ours="ours (same zoo)"), index=False))
 display(cmp.recon_table(run))
 
 # %% [markdown] tags=[]
@@ -256,7 +257,18 @@ display(cmp.recon_table(run))
 
 # %% tags=[]
 claims = Claims("03_cifar_generalization", scale)
-ex.cifar_claims(claims, run, dataset, judge=scale != "smoke", refs=refs)
+judge = scale != "smoke"
+tau = ex.tau_by_seed(run)  # test Kendall τ of every model, per seed: the claims' input
+ex.claim_tau_order(claims, run, tau, dataset, judge)
+ex.claim_gth_below_nfn(claims, run, tau, dataset, judge)
+ex.claim_gap_sizes(claims, tau)
+ex.claim_trajectory_helps_baselines(claims, run, judge)
+ex.claim_gth_temporal(claims, run, judge)
+ex.claim_below_ceiling(claims, run, tau, refs, dataset, judge)
+ex.claim_nfn_above_trees(claims, run, tau, refs, dataset, judge)
+ex.claim_statnn_vs_trees(claims, run, tau, refs, dataset, judge)
+ex.claim_weights_beyond_hyperparameters(claims, run, tau, refs, dataset, judge)
+ex.claim_position_between_references(claims, tau, refs)
 claims.show()
 claims.save(out_res);
 # %% tags=[]

@@ -314,11 +314,37 @@ def test_summarize_compare_best():
         ex.summarize(t, ["test_accuracy"])
     with pytest.raises(ValueError, match="not in the results table"):
         ex.difference(t, "a", "zzz", "test_mse")
-    pt = nb02.paper_table("sine_mse", s.assign(model=["GTH-GMN", "GMN", "x"]), "test_mse")
+
+
+def test_paper_rows_set_the_papers_table_beside_ours_with_each_rows_source():
+    import pandas as pd
+
+    from hgutils.ledger import paper_table
+
+    t = pd.DataFrame(
+        {"model": ["a", "a", "b", "b", "c"], "seed": [0, 1, 0, 1, 0], "test_mse": [1.0, 3.0, 2.0, 2.0, 0.5]}
+    )
+    s = ex.summarize(t, ["test_mse"]).assign(model=["GTH-GMN", "GMN", "x"])
+    rows = ex.paper_rows(nb02.PAPER["sine_mse"], s, "test_mse", sources=nb02.PAPER_ROW_SOURCES)
+    pt = paper_table(rows, what="model", ours="ours (same zoo)")
+    assert list(pt.columns) == ["model", "paper", "paper's source", "ours (same zoo)"]
     assert pt["model"].tolist() == ["GTH-GMN", "GMN", "DWSNet"]
+    assert pt["paper"].tolist() == ["1.06 ± 0.24", "1.13 ± 0.08", "1.39 ± 0.06"]
     assert pt["ours (same zoo)"].tolist() == ["2.000 ± 1.000", "2.000 ± 0.000", "—"]
-    with pytest.raises(ValueError, match="unknown paper task"):
-        nb02.paper_table("nope")
+    assert pt["paper's source"].tolist() == [nb02.PAPER_ROW_SOURCES[m] for m in pt["model"]]
+    assert pt["paper's source"].iloc[0] == nb02.PAPER_SOURCE and "DWSNets paper" in pt["paper's source"].iloc[2]
+    # scaled (accuracy in %), no source given: the method's own paper, the baselines' own papers
+    acc = ex.summarize(t.rename(columns={"test_mse": "acc"}).assign(acc=lambda d: d["acc"] / 10), ["acc"])
+    r = ex.paper_rows({"a": (95.6, 0.18), "z": (92.9, 0.22)}, acc, "acc", scale=100.0, method="a")
+    assert [(x.what, x.paper, x.source, x.ours) for x in r] == [
+        ("a", "95.6 ± 0.18", "a paper", "20.000 ± 10.000"),
+        ("z", "92.9 ± 0.22", "baseline's own paper/dataset", "—"),
+    ]
+    assert {x.ours for x in ex.paper_rows(nb01.PAPER["mnist_acc"])} == {"—"}  # a dataset not run
+    with pytest.raises(ValueError, match="empty"):
+        ex.paper_rows({})
+    with pytest.raises(ValueError, match="metric"):
+        ex.paper_rows(nb02.PAPER["sine_mse"], s)
 
 
 @pytest.mark.parametrize("cls", [nb01.CONFIG, nb02.CONFIG, nb03.CONFIG])
@@ -439,3 +465,33 @@ def test_sine_claims_judge_the_ordering_pairwise_through_the_verdict_rule():
     smoke = Claims("02_sine_regression", "smoke")
     nb02.sine_claims(smoke, _sine_run(vals), judge=False)
     assert {r.verdict for r in smoke.rows} == {"not tested at this scale"}
+
+
+def test_each_sine_claim_function_adds_its_own_claim_in_ledger_order():
+    from hgutils.ledger import Claims
+
+    vals = {
+        "GTH-GMN": [1.00, 1.02, 0.98],
+        "GTH-GMN (two-stage, frozen)": [1.00, 1.03, 0.97],
+        "GTH-GMN (small R-step)": [1.0, 1.01, 0.99],
+        "GMN": [1.50, 1.52, 1.48],
+        "DWSNet": [1.51, 1.90, 1.10],
+    }
+    run = _sine_run(vals)
+    mse = nb02.mse_by_seed(run)
+    assert mse == vals  # every encoder, seeds ascending
+    claims = [
+        (nb02.claim_mse_order, "mse-order"),
+        (nb02.claim_gth_best_mean, "gth-best-mean"),
+        (nb02.claim_gth_higher_variance, "gth-higher-variance"),
+        (nb02.claim_small_step_narrows, "small-step-narrows"),
+    ]
+    one_by_one = Claims("02_sine_regression", "medium")
+    for claim, cid in claims:
+        c = Claims("02_sine_regression", "medium")
+        claim(c, run, mse, True)
+        assert [r.id for r in c.rows] == [cid]
+        claim(one_by_one, run, mse, True)
+    together = Claims("02_sine_regression", "medium")
+    nb02.sine_claims(together, run, judge=True)
+    assert together.to_dict()["claims"] == one_by_one.to_dict()["claims"]

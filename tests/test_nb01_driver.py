@@ -131,3 +131,63 @@ def test_the_variant_lists_are_known_and_ablations_run_with_their_own_seeds():
         RunSettings(train_cfg=TrainConfig(epochs=1, batch_size=4), variant_seeds={"FlatMLP": [0]}),
     )
     assert run.table.groupby("model")["seed"].nunique().to_dict() == {"FlatMLP": 1, "StatNN": 3}
+
+
+def _acc_run(values: dict[str, list[float]]) -> ComparisonResult:
+    rows = [
+        {"model": m, "seed": s, "test_accuracy": v, "trained": True, "gate": "ok", "capped": False}
+        for m, vals in values.items()
+        for s, v in enumerate(vals)
+    ]
+    e = torch.zeros(0, dtype=torch.long)
+    return ComparisonResult(pd.DataFrame(rows), Splits(e, e, e))
+
+
+def test_accuracy_claims_are_one_function_per_claim_id_in_ledger_order():
+    run = _acc_run(
+        {
+            "GTH-GMN": [0.90, 0.91, 0.92],
+            "GTH-GMN (T=1)": [0.80, 0.81, 0.82],  # clearly below: the trajectory helps
+            "GTH-GMN (Euclidean)": [0.90, 0.92, 0.91],  # the same: inconclusive
+            "NFN_NP": [0.70, 0.71, 0.72],
+            "StatNN": [0.75, 0.76, 0.77],  # the best symmetry-respecting baseline by mean
+        }
+    )
+    c = Claims("01_inr_classification", "medium")
+    ex.claim_temporal(c, "mnist", run, "medium")
+    ex.claim_hyperbolic(c, "mnist", run, "medium")
+    ex.claim_gru(c, "mnist", run, "medium")  # "GTH-GMN (no GRU)" not run
+    ex.claim_vs_best_baseline(c, "mnist", run, "medium")
+    ex.claim_absolute(c, "mnist", run, "medium")
+    ex.claim_vs_best_baseline(c, "mnist", None, "medium", zoo="@shared-init")  # that zoo not run
+    v = {r.id: r for r in c.rows}
+    assert list(v) == [
+        "mnist-temporal",
+        "mnist-hyperbolic",
+        "mnist-gru",
+        "mnist-vs-best-baseline",
+        "mnist-absolute",
+        "mnist@shared-init-vs-best-baseline",
+    ]
+    assert v["mnist-temporal"].verdict == "holds" and v["mnist-hyperbolic"].verdict == "inconclusive"
+    assert v["mnist-gru"].verdict == "not tested at this scale" and v["mnist-gru"].detail == "GTH-GMN (no GRU) not run"
+    assert "(best: StatNN)" in v["mnist-vs-best-baseline"].statement and v["mnist-vs-best-baseline"].verdict == "holds"
+    assert v["mnist-absolute"].verdict == "not tested at this scale" and v["mnist-absolute"].ours == 91.0
+    assert "[shared-init zoo]" in v["mnist@shared-init-vs-best-baseline"].statement
+    assert v["mnist@shared-init-vs-best-baseline"].detail == "not run at this scale"
+    # the aggregate records the same claims (the paper dry run calls it)
+    agg = Claims("01_inr_classification", "medium")
+    ex.inr_claims(agg, "mnist", run, "medium")
+    ex.inr_claims(agg, "mnist", None, "medium", zoo="@shared-init", ablations=False)
+    assert agg.to_dict()["claims"] == c.to_dict()["claims"]
+    paper = Claims("01_inr_classification", "paper")
+    ex.claim_absolute(paper, "mnist", run, "paper")
+    assert paper.rows[0].verdict == "contradicted"  # 91.0 % is 4.6 points from the paper's 95.6 %
+
+
+def test_the_literal_link_aucs_come_from_the_literal_links_run():
+    run = _recon_run([0.8] * 3, [0.6] * 3, [0.5] * 3, [0.6] * 3, [0.5] * 3)
+    assert ex.literal_link_aucs(_acc_run({"GTH-GMN": [0.9]})) is None  # no reconstruction metrics
+    lit = run.table.iloc[:1].assign(model="GTH-GMN (literal links)", recon_link_auc=0.54, recon_link_auc_weak=0.5)
+    both = ComparisonResult(pd.concat([run.table, lit], ignore_index=True), run.splits)
+    assert ex.literal_link_aucs(both) == {"link_auc": 0.54, "link_auc_weak": 0.5}

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from hgutils.experiments import nb03_cifar_generalization as nb03
-from hgutils.experiments.weightspace_protocol import ComparisonResult, summarize
-from hgutils.ledger import Claims
+from hgutils.experiments.weightspace_protocol import ComparisonResult, paper_rows, summarize
+from hgutils.ledger import Claims, paper_table
 from hgutils.verdicts import CONTRADICTED, HOLDS, NOT_TESTED
 from hgutils.weightspace.inputs import make_splits
 from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun
@@ -103,6 +103,49 @@ def test_reference_and_position_tables():
     assert pt.loc["NFN_HNP", "τ − trees (same snapshots)"] == pytest.approx(0.15)  # final-checkpoint trees
     assert pt.loc["GTH-GMN", "τ − trees (same snapshots)"] == pytest.approx(0.41 - 0.64)  # trajectory trees
     assert pt.loc["NFN_HNP", "ceiling − τ"] == pytest.approx(0.18)
-    table = nb03.paper_table("cifar_tau", summary, "test_kendall_tau", refs=refs)
-    assert list(table["model"])[-4:] == [TREES_STATS, TREES_STATS_TRAJ, TREES_HPARAMS, "label-noise ceiling"]
-    assert (table["paper"].iloc[-4:] == "—").all()
+    rows = paper_rows(nb03.PAPER["cifar_tau"], summary, "test_kendall_tau", sources=nb03.PAPER_ROW_SOURCES)
+    table = paper_table(rows + nb03.reference_rows(refs), what="model", ours="ours (same zoo)")
+    assert list(table["model"]) == [
+        *nb03.PAPER["cifar_tau"],
+        TREES_STATS,
+        TREES_STATS_TRAJ,
+        TREES_HPARAMS,
+        "label-noise ceiling",
+    ]
+    assert (table["paper"].iloc[-4:] == "—").all() and (
+        table["paper's source"].iloc[-4:] == "in-zoo yardstick (this zoo)"
+    ).all()
+    assert (
+        table["paper's source"].iloc[0].startswith("NFN paper") and table["paper's source"].iloc[3] == nb03.PAPER_SOURCE
+    )
+    assert table["ours (same zoo)"].iloc[0] == "0.760 ± 0.008"  # NFN_HNP: 0.75, 0.76, 0.77
+    assert table["ours (same zoo)"].iloc[4] == "0.610 ± 0.008"  # the trees on the statistics
+    assert table["ours (same zoo)"].iloc[-1] == "0.940 ± 0.005 (jackknife se)"
+    assert nb03.reference_rows(None) == []
+
+
+def test_each_claim_function_adds_its_own_claim_in_ledger_order():
+    run, refs = _run(), _refs()
+    tau = nb03.tau_by_seed(run)
+    assert tau["NFN_HNP"] == TAU["NFN_HNP"] and list(tau) == list(nb03.CIFAR_VARIANTS)
+    calls = [
+        lambda c: nb03.claim_tau_order(c, run, tau, "cifar10", True),
+        lambda c: nb03.claim_gth_below_nfn(c, run, tau, "cifar10", True),
+        lambda c: nb03.claim_gap_sizes(c, tau),
+        lambda c: nb03.claim_trajectory_helps_baselines(c, run, True),
+        lambda c: nb03.claim_gth_temporal(c, run, True),
+        lambda c: nb03.claim_below_ceiling(c, run, tau, refs, "cifar10", True),
+        lambda c: nb03.claim_nfn_above_trees(c, run, tau, refs, "cifar10", True),
+        lambda c: nb03.claim_statnn_vs_trees(c, run, tau, refs, "cifar10", True),
+        lambda c: nb03.claim_weights_beyond_hyperparameters(c, run, tau, refs, "cifar10", True),
+        lambda c: nb03.claim_position_between_references(c, tau, refs),
+    ]
+    one_by_one = Claims("03_cifar_generalization", "medium")
+    for call, cid in zip(calls, OLD_IDS + NEW_IDS):
+        c = Claims("03_cifar_generalization", "medium")
+        call(c)
+        assert [r.id for r in c.rows] == [cid]
+        call(one_by_one)
+    together = Claims("03_cifar_generalization", "medium")
+    nb03.cifar_claims(together, run, "cifar10", judge=True, refs=refs)
+    assert together.to_dict()["claims"] == one_by_one.to_dict()["claims"]

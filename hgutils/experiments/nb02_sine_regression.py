@@ -1,7 +1,10 @@
 """Notebook 02 -- sine-INR regression (the DWSNets self-supervised protocol) as in the GTH-GMN paper.
 
-The preset (:data:`CONFIG`), the paper's numbers with their source (:data:`PAPER`), the zoo builder
-and the paper table; the protocol is :mod:`hgutils.experiments.weightspace_protocol`.
+The preset (:data:`CONFIG`), the paper's numbers with their sources (:data:`PAPER`,
+:data:`PAPER_ROW_SOURCES`; the paper table's rows are :func:`~hgutils.experiments.weightspace_protocol.paper_rows`
+of them), the zoo builder, the claims (one function per claim id, in ledger order: :func:`claim_mse_order`,
+:func:`claim_gth_best_mean`, :func:`claim_gth_higher_variance`, :func:`claim_small_step_narrows`; all four:
+:func:`sine_claims`) and the embedding figure; the protocol is :mod:`hgutils.experiments.weightspace_protocol`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from typing import Any, ClassVar
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from torch import Tensor
 
 from hgutils.experiments import weightspace_protocol as cmp
@@ -24,21 +26,35 @@ from hgutils.weightspace.metanets.gth_gmn import CITATION
 __all__ = [
     "CONFIG",
     "PAPER",
+    "PAPER_ROW_SOURCES",
     "PAPER_SOURCE",
     "SINE_GTH_PROTOCOLS",
     "SINE_VARIANTS",
     "SineRegressionConfig",
-    "paper_table",
+    "claim_gth_best_mean",
+    "claim_gth_higher_variance",
+    "claim_mse_order",
+    "claim_small_step_narrows",
+    "mse_by_seed",
+    "plot_sine_embedding",
     "sine_claims",
     "sine_inr_zoo",
 ]
 
 PAPER_SOURCE = f"{CITATION}, main results table"
 
-#: Test MSE of the linear probe on (a, b); DWSNet and GMN as quoted by the GTH-GMN paper (their
-#: numbers come from DWSNets, Navon et al. 2023, arXiv:2301.12780, and GMN, Lim et al. 2024).
+#: Test MSE of the linear probe on (a, b), ``PAPER[task][model] = (mean, std)``; each row's source in
+#: :data:`PAPER_ROW_SOURCES`
 PAPER: dict[str, dict[str, tuple[float, float]]] = {
     "sine_mse": {"GTH-GMN": (1.06, 0.24), "GMN": (1.13, 0.08), "DWSNet": (1.39, 0.06)},
+}
+#: where each model's row of :data:`PAPER` was measured: DWSNet's and GMN's are those papers' numbers on the
+#: DWSNets sine set (final INRs, no trajectories), as quoted by the GTH-GMN paper
+PAPER_ROW_SOURCES: dict[str, str] = {
+    "GTH-GMN": PAPER_SOURCE,
+    "GMN": "GMN paper (Lim et al. 2024) on the DWSNets sine set, quoted in the GTH-GMN paper's main results table",
+    "DWSNet": "DWSNets paper (Navon et al. 2023, arXiv:2301.12780) on its sine set, quoted in the GTH-GMN paper's "
+    "main results table",
 }
 
 SINE_VARIANTS: tuple[str, ...] = (
@@ -167,55 +183,58 @@ def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0,
     )
 
 
-def paper_table(
-    task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
-) -> pd.DataFrame:
-    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.experiments.weightspace_protocol.paper_table`)."""
-    if task not in PAPER:
-        raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
-    return cmp.paper_table(PAPER[task], ours, metric, scale)
-
-
 # --------------------------------------------------------------------------------------------
-# claims
+# claims: one function per claim id, in ledger order (:func:`sine_claims` records all four)
 # --------------------------------------------------------------------------------------------
-def sine_claims(claims: Claims, run: cmp.ComparisonResult, judge: bool) -> None:
-    """The sine table's claims, each through :mod:`hgutils.verdicts` (test MSE per seed; lower is better).
+#: the paper's ordering of the test MSE (lower is better)
+MSE_ORDER: tuple[str, ...] = ("GTH-GMN", "GMN", "DWSNet")
+#: the baselines whose spread GTH-GMN's is compared with
+SPREAD_BASELINES: tuple[str, ...] = ("DWSNet", "GMN")
+#: the stage-2 remedy and the two-stage reading it belongs to
+SMALL_STEP, FROZEN = "GTH-GMN (small R-step)", "GTH-GMN (two-stage, frozen)"
 
-    - ``mse-order``: GTH-GMN < GMN < DWSNet, pairwise along the order (unpaired over seeds);
-    - ``gth-best-mean``: GTH-GMN below every other encoder (each pair resolved);
-    - ``gth-higher-variance``: sd(GTH-GMN) / sd(other) > 1 for DWSNet and GMN (F-based 95 % interval);
-    - ``small-step-narrows``: sd(stage-2 step / 10) / sd(two-stage, frozen) < 0.8 (F-based interval; the
-      two share their stage-1 encoder per seed, so the F interval, which assumes independence, is
-      conservative here). The stage-2 step exists only in the two-stage reading, so the remedy is judged
-      against "GTH-GMN (two-stage, frozen)", whatever protocol the selection grid chose for GTH-GMN.
 
-    Not judged (``judge=False``: the smoke scale), every claim is ``not tested at this scale`` with its
-    measured values still shown.
-    """
-    table = run.table
-    models = list(dict.fromkeys(table["model"]))
-    mse = cmp.per_seed(table, "test_mse", models)
-    mean = {k: float(np.mean(v)) for k, v in mse.items()}
-    sd = {k: float(np.std(v, ddof=1)) if len(v) > 1 else float("nan") for k, v in mse.items()}
-    src = CITATION
-    paper = {k: mu for k, (mu, _) in PAPER["sine_mse"].items()}
-    paper_sd = {k: s_ for k, (_, s_) in PAPER["sine_mse"].items()}
-    why = None if judge else "smoke scale: a few dozen INRs and steps"
-    order = ["GTH-GMN", "GMN", "DWSNet"]
+def mse_by_seed(run: cmp.ComparisonResult) -> dict[str, list[float]]:
+    """Test MSE of every encoder of ``run`` per seed (seeds ascending; encoders in the table's order): the
+    input of every claim."""
+    return cmp.per_seed(run.table, "test_mse", list(dict.fromkeys(run.table["model"])))
+
+
+def _mean(v: list[float]) -> float:
+    return float(np.mean(v))
+
+
+def _sd(v: list[float]) -> float:
+    """Sample standard deviation over seeds (``nan`` with one seed)."""
+    return float(np.std(v, ddof=1)) if len(v) > 1 else float("nan")
+
+
+def _why(judge: bool) -> str | None:
+    return None if judge else "smoke scale: a few dozen INRs and steps"
+
+
+def claim_mse_order(claims: Claims, run: cmp.ComparisonResult, mse: dict[str, list[float]], judge: bool) -> None:
+    """``mse-order``: GTH-GMN < GMN < DWSNet, pairwise along the order (``mse``: :func:`mse_by_seed`;
+    unpaired over seeds), with the paper's steps as the effects to resolve."""
+    paper, order = {k: mu for k, (mu, _) in PAPER["sine_mse"].items()}, list(MSE_ORDER)
     claims.add(
         "mse-order",
         "test MSE: GTH-GMN < GMN < DWSNet",
         paper=" < ".join(f"{paper[k]}" for k in order),
-        ours=", ".join(f"{k} {mean[k]:.3f}" for k in order),
+        ours=", ".join(f"{k} {_mean(mse[k]):.3f}" for k in order),
         criterion="pairwise along GTH-GMN < GMN < DWSNet: mean MSE difference > 2 se over seeds (unpaired)",
         test=compare_ordering(mse, order, paired=False, higher_is_better=False, digits=3) if judge else None,
         paper_effect=[paper["GMN"] - paper["GTH-GMN"], paper["DWSNet"] - paper["GMN"]] if judge else None,
-        reason=why,
-        source=f"{src}, sine table",
+        reason=_why(judge),
+        source=f"{CITATION}, sine table",
         trained=run.gates(order) if judge else None,
     )
-    others = [m for m in models if m != "GTH-GMN" and not m.startswith("GTH-GMN")]
+
+
+def claim_gth_best_mean(claims: Claims, run: cmp.ComparisonResult, mse: dict[str, list[float]], judge: bool) -> None:
+    """``gth-best-mean``: GTH-GMN below every encoder that is not a GTH-GMN reading, each pair resolved."""
+    mean = {k: _mean(v) for k, v in mse.items()}
+    others = [m for m in mse if not m.startswith("GTH-GMN")]
     best = min(mean, key=mean.get)
     claims.add(
         "gth-best-mean",
@@ -224,15 +243,22 @@ def sine_claims(claims: Claims, run: cmp.ComparisonResult, judge: bool) -> None:
         ours=f"lowest mean: {best} ({mean[best]:.3f}); GTH-GMN {mean['GTH-GMN']:.3f}",
         criterion="GTH-GMN's mean MSE below every other encoder's by > 2 se over seeds (unpaired)",
         test=all_of(
-            [cmp.difference(table, "GTH-GMN", o, "test_mse", higher_is_better=False, paired=False) for o in others]
+            [cmp.difference(run.table, "GTH-GMN", o, "test_mse", higher_is_better=False, paired=False) for o in others]
         )
         if judge
         else None,
-        reason=why,
-        source=f"{src}, sine table",
+        reason=_why(judge),
+        source=f"{CITATION}, sine table",
         trained=run.gates(["GTH-GMN", *others]) if judge else None,
     )
-    spread_others = ["DWSNet", "GMN"]
+
+
+def claim_gth_higher_variance(
+    claims: Claims, run: cmp.ComparisonResult, mse: dict[str, list[float]], judge: bool
+) -> None:
+    """``gth-higher-variance``: sd(GTH-GMN) / sd(other) > 1 for DWSNet and GMN (F-based 95 % interval)."""
+    paper_sd, others = {k: sd for k, (_, sd) in PAPER["sine_mse"].items()}, list(SPREAD_BASELINES)
+    sd = {k: _sd(mse[k]) for k in ("GTH-GMN", *others)}
     claims.add(
         "gth-higher-variance",
         "GTH-GMN's MSE varies more across seeds than DWSNet's and GMN's",
@@ -241,33 +267,54 @@ def sine_claims(claims: Claims, run: cmp.ComparisonResult, judge: bool) -> None:
         criterion="sd(GTH-GMN) / sd(other) > 1 for DWSNet and GMN: the F-based 95 % interval of the sd ratio "
         "lies above 1",
         test=all_of(
-            [
-                compare_spread(mse["GTH-GMN"], mse[o], threshold=1.0, label=f"sd(GTH-GMN) / sd({o})")
-                for o in spread_others
-            ]
+            [compare_spread(mse["GTH-GMN"], mse[o], threshold=1.0, label=f"sd(GTH-GMN) / sd({o})") for o in others]
         )
         if judge
         else None,
-        paper_effect=[paper_sd["GTH-GMN"] / paper_sd[o] for o in spread_others] if judge else None,
-        reason=why,
-        source=f"{src}, sine table + discussion",
-        trained=run.gates(["GTH-GMN", *spread_others]) if judge else None,
+        paper_effect=[paper_sd["GTH-GMN"] / paper_sd[o] for o in others] if judge else None,
+        reason=_why(judge),
+        source=f"{CITATION}, sine table + discussion",
+        trained=run.gates(["GTH-GMN", *others]) if judge else None,
     )
-    small, frozen = "GTH-GMN (small R-step)", "GTH-GMN (two-stage, frozen)"
+
+
+def claim_small_step_narrows(
+    claims: Claims, run: cmp.ComparisonResult, mse: dict[str, list[float]], judge: bool
+) -> None:
+    """``small-step-narrows``: sd(stage-2 step / 10) / sd(two-stage, frozen) < 0.8 (F-based interval; the two
+    share their stage-1 encoder per seed, so the F interval, which assumes independence, is conservative
+    here). The stage-2 step exists only in the two-stage reading, so the remedy is judged against
+    "GTH-GMN (two-stage, frozen)", whatever protocol the selection grid chose for GTH-GMN."""
+    small, frozen = SMALL_STEP, FROZEN
     claims.add(
         "small-step-narrows",
         "a smaller Riemannian step narrows GTH-GMN's variance",
         paper="suggested remedy (not measured)",
-        ours=f"sd {sd[small]:.4f} vs {sd[frozen]:.4f} (two-stage, frozen)",
+        ours=f"sd {_sd(mse[small]):.4f} vs {_sd(mse[frozen]):.4f} (two-stage, frozen)",
         criterion="sd(stage-2 step / 10) / sd(two-stage, frozen) < 0.8 (a 20 % narrower spread): the F-based 95 % "
         "interval of the sd ratio lies below 0.8",
         test=compare_spread(mse[small], mse[frozen], threshold=0.8, greater=False, label=f"sd({small}) / sd({frozen})")
         if judge
         else None,
-        reason=why,
-        source=f"{src}, discussion",
+        reason=_why(judge),
+        source=f"{CITATION}, discussion",
         trained=run.gates([frozen, small]) if judge else None,
     )
+
+
+def sine_claims(claims: Claims, run: cmp.ComparisonResult, judge: bool) -> None:
+    """The sine table's claims in ledger order, each through :mod:`hgutils.verdicts` (test MSE per seed,
+    :func:`mse_by_seed`; lower is better): :func:`claim_mse_order`, :func:`claim_gth_best_mean`,
+    :func:`claim_gth_higher_variance`, :func:`claim_small_step_narrows`.
+
+    Not judged (``judge=False``: the smoke scale), every claim is ``not tested at this scale`` with its
+    measured values still shown.
+    """
+    mse = mse_by_seed(run)
+    claim_mse_order(claims, run, mse, judge)
+    claim_gth_best_mean(claims, run, mse, judge)
+    claim_gth_higher_variance(claims, run, mse, judge)
+    claim_small_step_narrows(claims, run, mse, judge)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,13 +9,19 @@ figure (13-layer INRs, ~100 snapshots) is notebook 07's (:mod:`hgutils.experimen
 
 from __future__ import annotations
 
-import pandas as pd
-
-from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.nb01_inr_classification.claims import (
     ABLATION_CLAIMS,
     PAPER_GAP,
+    claim_absolute,
+    claim_gru,
+    claim_hyperbolic,
+    claim_reconstruction_learned,
+    claim_reconstruction_literal,
+    claim_temporal,
+    claim_vs_best_baseline,
     inr_claims,
+    literal_link_aucs,
+    recon_by_seed,
     reconstruction_claims,
 )
 from hgutils.experiments.nb01_inr_classification.curve import (
@@ -39,6 +45,7 @@ from hgutils.experiments.nb01_inr_classification.preset import (
     INR_PAPER_KEYS,
     INR_VARIANTS,
     PAPER,
+    PAPER_ROW_SOURCES,
     PAPER_SOURCE,
     PAPER_TRAIN_INRS,
     SHARED_VARIANTS,
@@ -63,6 +70,7 @@ __all__ = [
     "INR_VARIANTS",
     "PAPER",
     "PAPER_GAP",
+    "PAPER_ROW_SOURCES",
     "PAPER_SOURCE",
     "PAPER_TRAIN_INRS",
     "SHARED_VARIANTS",
@@ -70,6 +78,13 @@ __all__ = [
     "SLOW_VARIANTS",
     "above_chance",
     "augmentation_effects",
+    "claim_absolute",
+    "claim_gru",
+    "claim_hyperbolic",
+    "claim_reconstruction_learned",
+    "claim_reconstruction_literal",
+    "claim_temporal",
+    "claim_vs_best_baseline",
     "curve_splits",
     "curve_table",
     "first_above_chance",
@@ -79,22 +94,14 @@ __all__ = [
     "inr_zoos",
     "learning_curve",
     "link_ceilings",
-    "paper_table",
+    "literal_link_aucs",
     "plot_augmentation_curve",
     "plot_learning_curve",
+    "recon_by_seed",
     "reconstruction_claims",
     "shared_zoo",
     "zoo_summary",
 ]
-
-
-def paper_table(
-    task: str, ours: pd.DataFrame | None = None, metric: str | None = None, scale: float = 1.0
-) -> pd.DataFrame:
-    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.experiments.weightspace_protocol.paper_table`)."""
-    if task not in PAPER:
-        raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
-    return cmp.paper_table(PAPER[task], ours, metric, scale)
 
 
 def link_ceilings(graphs: object, idx: object, dim: int, steps: int = 600) -> dict[str, dict[str, float]]:

@@ -1,5 +1,15 @@
-"""Notebook 01's claims: accuracy comparisons on each zoo and reconstruction under both link readings,
-every comparison through :mod:`hgutils.verdicts` (the embedding-geometry claims are notebook 07's)."""
+"""Notebook 01's claims, one function per claim id, each adding its claim to a :class:`~hgutils.ledger.Claims`
+ledger from the run's results (every comparison through :mod:`hgutils.verdicts`; the embedding-geometry
+claims are notebook 07's).
+
+In ledger order, per dataset on the main zoo (``run``: its :class:`~hgutils.experiments.weightspace_protocol.
+ComparisonResult`, ``None`` when the dataset was not run): :func:`claim_temporal`, :func:`claim_hyperbolic`,
+:func:`claim_gru` (the ablations, :data:`ABLATION_CLAIMS`), :func:`claim_vs_best_baseline`,
+:func:`claim_absolute`; per dataset on the shared-initialisation zoo :func:`claim_vs_best_baseline`
+(``zoo="@shared-init"``); then on the first dataset :func:`claim_reconstruction_learned` and
+:func:`claim_reconstruction_literal`. :func:`inr_claims` and :func:`reconstruction_claims` record a
+dataset's (a zoo's) accuracy claims and the reconstruction claims in that order.
+"""
 
 from __future__ import annotations
 
@@ -40,55 +50,72 @@ ABLATION_CLAIMS: tuple[tuple[str, str, str, str, str], ...] = (
 PAPER_GAP = {ds: PAPER[key]["GTH-GMN"][0] - PAPER[key]["NFN_NP"][0] for ds, key in INR_PAPER_KEYS.items()}
 
 
-def inr_claims(
-    claims: Claims,
-    ds: str,
-    run: cmp.ComparisonResult | None,
-    scale: str,
-    zoo: str = "",
-    ablations: bool = True,
-) -> None:
-    """Dataset ``ds``'s comparative and absolute accuracy claims on one zoo (``zoo``: the id suffix and
-    label, e.g. ``"@shared-init"``; test accuracy per seed, unpaired).
-
-    The ablations (:data:`ABLATION_CLAIMS`, when ``ablations``) and "GTH-GMN beats the best
-    symmetry-respecting baseline" go through :mod:`hgutils.verdicts`; the paper's absolute accuracy
-    is judged only at ``paper`` scale (within 2 points) on the main zoo. A dataset not run
-    (``run is None``) records every claim as not tested.
-    """
+def _judging(run: cmp.ComparisonResult | None, scale: str) -> tuple[bool, str | None]:
+    """``(judge, why not)``: accuracy claims are judged above smoke scale on a dataset that was run."""
     judge = scale != "smoke" and run is not None
     why = "not run at this scale" if run is None else (None if judge else "smoke scale: a few hundred INRs")
-    label = f" [{zoo.lstrip('@')} zoo]" if zoo else ""
-    src = CITATION
+    return judge, why
+
+
+def _label(zoo: str) -> str:
+    """The statement's zoo label (``"@shared-init"`` -> ``" [shared-init zoo]"``; the main zoo: none)."""
+    return f" [{zoo.lstrip('@')} zoo]" if zoo else ""
+
+
+def _ablation_claim(
+    claims: Claims, cid: str, ds: str, run: cmp.ComparisonResult | None, scale: str, zoo: str = ""
+) -> None:
+    """``<ds><zoo>-<cid>``: GTH-GMN beats its ablation ``cid`` of :data:`ABLATION_CLAIMS` (test accuracy per
+    seed, unpaired); recorded untested at smoke, on a dataset not run, or when the ablation was not run."""
+    _, other, statement, paper, where = next(a for a in ABLATION_CLAIMS if a[0] == cid)
+    judge, why = _judging(run, scale)
     table = run.table if run is not None else None
-    have = set(table["model"]) if table is not None else set()
-    for cid, other, statement, paper, where in ABLATION_CLAIMS if ablations else ():
-        ran = table is not None and other in have
-        d = (
-            cmp.difference(table, "GTH-GMN", other, "test_accuracy", scale=100, unit="points", digits=2)
-            if ran
-            else None
-        )
-        claims.add(
-            f"{ds}{zoo}-{cid}",
-            f"{ds}{label}: {statement}",
-            paper=paper,
-            ours={"diff (points)": round(d.diff, 2), "se": round(d.se, 2)} if d is not None else None,
-            criterion=f"mean acc(GTH-GMN) - mean acc({other}) > 2 se over seeds (unpaired) [points]",
-            test=d if judge and ran else None,
-            reason=why if ran or run is None else f"{other} not run",
-            source=f"{src} {where}",
-            trained=run.gates(["GTH-GMN", other]) if judge and ran else None,
-        )
+    ran = table is not None and other in set(table["model"])
+    d = cmp.difference(table, "GTH-GMN", other, "test_accuracy", scale=100, unit="points", digits=2) if ran else None
+    claims.add(
+        f"{ds}{zoo}-{cid}",
+        f"{ds}{_label(zoo)}: {statement}",
+        paper=paper,
+        ours={"diff (points)": round(d.diff, 2), "se": round(d.se, 2)} if d is not None else None,
+        criterion=f"mean acc(GTH-GMN) - mean acc({other}) > 2 se over seeds (unpaired) [points]",
+        test=d if judge and ran else None,
+        reason=why if ran or run is None else f"{other} not run",
+        source=f"{CITATION} {where}",
+        trained=run.gates(["GTH-GMN", other]) if judge and ran else None,
+    )
+
+
+def claim_temporal(claims: Claims, ds: str, run: cmp.ComparisonResult | None, scale: str, zoo: str = "") -> None:
+    """``<ds>-temporal``: reading the trajectory beats the final checkpoint (GTH-GMN vs ``GTH-GMN (T=1)``)."""
+    _ablation_claim(claims, "temporal", ds, run, scale, zoo)
+
+
+def claim_hyperbolic(claims: Claims, ds: str, run: cmp.ComparisonResult | None, scale: str, zoo: str = "") -> None:
+    """``<ds>-hyperbolic``: hyperbolic attention beats its Euclidean twin (``GTH-GMN (Euclidean)``)."""
+    _ablation_claim(claims, "hyperbolic", ds, run, scale, zoo)
+
+
+def claim_gru(claims: Claims, ds: str, run: cmp.ComparisonResult | None, scale: str, zoo: str = "") -> None:
+    """``<ds>-gru``: GRU kernel evolution beats encoding the snapshots independently (``GTH-GMN (no GRU)``)."""
+    _ablation_claim(claims, "gru", ds, run, scale, zoo)
+
+
+def claim_vs_best_baseline(
+    claims: Claims, ds: str, run: cmp.ComparisonResult | None, scale: str, zoo: str = ""
+) -> None:
+    """``<ds><zoo>-vs-best-baseline``: GTH-GMN beats the best (by mean) symmetry-respecting baseline run on
+    the same zoo (``zoo``: the id suffix and label, e.g. ``"@shared-init"``; test accuracy per seed, unpaired),
+    with the paper's gap over NFN_NP as the effect to resolve."""
+    judge, why = _judging(run, scale)
     best = b = None
-    if table is not None:
-        among = [m for m in cmp.SYMMETRY_RESPECTING if m in have]
-        summ = cmp.summarize(table, ["test_accuracy"])
-        best = cmp.best_model(summ, "test_accuracy", among)
+    if run is not None:
+        table = run.table
+        among = [m for m in cmp.SYMMETRY_RESPECTING if m in set(table["model"])]
+        best = cmp.best_model(cmp.summarize(table, ["test_accuracy"]), "test_accuracy", among)
         b = cmp.difference(table, "GTH-GMN", best, "test_accuracy", scale=100, unit="points", digits=2)
     claims.add(
         f"{ds}{zoo}-vs-best-baseline",
-        f"{ds}{label}: GTH-GMN beats the best symmetry-respecting baseline on the same zoo"
+        f"{ds}{_label(zoo)}: GTH-GMN beats the best symmetry-respecting baseline on the same zoo"
         + (f" (best: {best})" if best else ""),
         paper=f"+{PAPER_GAP[ds]:.1f} points vs NFN_NP (other dataset)",
         ours={"diff (points)": round(b.diff, 2), "se": round(b.se, 2)} if b is not None else None,
@@ -97,46 +124,76 @@ def inr_claims(
         test=b if judge else None,
         paper_effect=PAPER_GAP[ds] if judge else None,
         reason=why,
-        source=f"{src}, INR classification table",
+        source=f"{CITATION}, INR classification table",
         trained=run.gates(["GTH-GMN", best]) if judge else None,
     )
-    if zoo:
-        return
+
+
+def claim_absolute(claims: Claims, ds: str, run: cmp.ComparisonResult | None, scale: str) -> None:
+    """``<ds>-absolute``: GTH-GMN's test accuracy on the main zoo within 2 points of the paper's, judged only at
+    ``paper`` scale (the paper's data sizes and T)."""
     mu, sd = PAPER[INR_PAPER_KEYS[ds]]["GTH-GMN"]
     ours = None
-    if table is not None:
-        ours = 100 * float(np.mean(cmp.per_seed(table, "test_accuracy", ["GTH-GMN"])["GTH-GMN"]))
+    if run is not None:
+        ours = 100 * float(np.mean(cmp.per_seed(run.table, "test_accuracy", ["GTH-GMN"])["GTH-GMN"]))
+    judge = scale == "paper" and ours is not None
     claims.add(
         f"{ds}-absolute",
         f"{ds}: GTH-GMN test accuracy {mu} %",
         paper=f"{mu} ± {sd}",
         ours=round(ours, 2) if ours is not None else None,
         criterion="|ours - paper| <= 2 points (paper scale only)",
-        holds=(abs(ours - mu) <= 2.0) if (scale == "paper" and ours is not None) else None,
-        reason=None
-        if scale == "paper" and ours is not None
-        else "the paper's data sizes and T run only at paper scale",
-        source=f"{src}, INR classification table",
+        holds=(abs(ours - mu) <= 2.0) if judge else None,
+        reason=None if judge else "the paper's data sizes and T run only at paper scale",
+        source=f"{CITATION}, INR classification table",
     )
 
 
-def reconstruction_claims(
+def inr_claims(
     claims: Claims,
-    tag: str,
-    run: cmp.ComparisonResult,
-    ceilings: dict[str, dict[str, float]],
-    judge: bool,
-    literal: dict[str, float] | None = None,
+    ds: str,
+    run: cmp.ComparisonResult | None,
+    scale: str,
+    zoo: str = "",
+    ablations: bool = True,
 ) -> None:
-    """Does stage 1 learn its objective? Judged on the strong-connection reading (GTH-GMN's default,
-    whose ceiling is high): per seed, link AUC against 0.5, sign accuracy against the per-block majority
-    and magnitude R² against the block-mean baseline, each paired over seeds and all required. The
-    literal reading (every nonzero weight an edge) is reported beside its ceiling (``literal``: the
-    metrics of the one-seed ``GTH-GMN (literal links)`` run), not judged: its ceiling, measured with
-    free node positions, is near 0.5."""
+    """Dataset ``ds``'s accuracy claims on one zoo, in ledger order: the ablations (when ``ablations``),
+    :func:`claim_vs_best_baseline` and, on the main zoo (``zoo=""``), :func:`claim_absolute`. A dataset not
+    run (``run is None``) records every claim as not tested."""
+    if ablations:
+        claim_temporal(claims, ds, run, scale, zoo)
+        claim_hyperbolic(claims, ds, run, scale, zoo)
+        claim_gru(claims, ds, run, scale, zoo)
+    claim_vs_best_baseline(claims, ds, run, scale, zoo)
+    if not zoo:
+        claim_absolute(claims, ds, run, scale)
+
+
+def recon_by_seed(run: cmp.ComparisonResult) -> dict[str, np.ndarray]:
+    """GTH-GMN's reconstruction metrics per seed (seeds ascending): link AUC, sign accuracy and its per-block
+    majority, magnitude R² and its block-mean baseline (validation INRs, after the stage-2 refinement)."""
     t = run.table[run.table["model"] == "GTH-GMN"].sort_values("seed")
     col = {k: t[f"recon_{k}"].to_numpy(float) for k in ("link_auc", "sign_acc", "sign_majority", "mag_r2")}
     col["mag_r2_block_mean"] = t["recon_mag_r2_block_mean"].to_numpy(float)
+    return col
+
+
+def literal_link_aucs(run: cmp.ComparisonResult) -> dict[str, float] | None:
+    """The link AUCs (``link_auc``, ``link_auc_<negatives>``) of the one-seed ``GTH-GMN (literal links)`` run of
+    ``run``, the input of :func:`claim_reconstruction_literal`; ``None`` when it has none."""
+    lit = run.table[run.table["model"] == "GTH-GMN (literal links)"]
+    out = {c.removeprefix("recon_"): float(lit[c].mean()) for c in lit if c.startswith("recon_link_auc")}
+    return out or None
+
+
+def claim_reconstruction_learned(
+    claims: Claims, tag: str, run: cmp.ComparisonResult, ceilings: dict[str, dict[str, float]], judge: bool
+) -> None:
+    """``reconstruction-learned@<tag>``: does stage 1 learn its objective? Judged on the strong-connection
+    reading (GTH-GMN's default, whose ceiling -- ``ceilings["strong"]``, :func:`link_ceilings` -- is high):
+    per seed, link AUC against 0.5, sign accuracy against the per-block majority and magnitude R² against the
+    block-mean baseline, each paired over seeds and all required."""
+    col = recon_by_seed(run)
     test = all_of(
         [
             compare_seeds(
@@ -162,6 +219,14 @@ def reconstruction_claims(
         source=f"{CITATION} §method",
         trained=run.gates(["GTH-GMN"]) if judge else None,
     )
+
+
+def claim_reconstruction_literal(
+    claims: Claims, tag: str, ceilings: dict[str, dict[str, float]], literal: dict[str, float] | None = None
+) -> None:
+    """``reconstruction-literal@<tag>``: the literal reading (every nonzero weight an edge), reported beside its
+    ceiling (``ceilings["literal"]``; ``literal``: the link metrics of the one-seed ``GTH-GMN (literal links)``
+    run), not judged: its ceiling, measured with free node positions, is near 0.5."""
     lit = ceilings.get("literal", {})
     ours = {"link AUC ceiling (free positions)": round(lit.get("all", float("nan")), 3)}
     ours |= {f"ceiling vs {k}": round(v, 3) for k, v in lit.items() if k not in ("all", "bce") and v == v}
@@ -178,3 +243,17 @@ def reconstruction_claims(
         "edge and no same-layer pair is, which no distance threshold separates",
         source=f"{CITATION} §method",
     )
+
+
+def reconstruction_claims(
+    claims: Claims,
+    tag: str,
+    run: cmp.ComparisonResult,
+    ceilings: dict[str, dict[str, float]],
+    judge: bool,
+    literal: dict[str, float] | None = None,
+) -> None:
+    """The reconstruction claims in ledger order: :func:`claim_reconstruction_learned` (judged on the
+    strong-connection reading), then :func:`claim_reconstruction_literal` (reported beside its ceiling)."""
+    claim_reconstruction_learned(claims, tag, run, ceilings, judge)
+    claim_reconstruction_literal(claims, tag, ceilings, literal)

@@ -1,4 +1,5 @@
-"""Notebook 01's preset (:class:`INRClassificationConfig`), the paper's numbers and the model lists."""
+"""Notebook 01's preset (:class:`INRClassificationConfig`), the paper's numbers with each row's source and the
+model lists."""
 
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ from hgutils.weightspace.metanets.gth_gmn import CITATION
 
 PAPER_SOURCE = f"{CITATION}, main results table"
 
-#: ``PAPER[task][model] = (mean, std)``; NFN_NP's numbers come from the NFN paper on its own SIREN
-#: sets (Zhou et al. 2023, arXiv:2302.14040), not from GTH-GMN's trajectories.
+#: ``PAPER[task][model] = (mean, std)``, test accuracy in %, each row's source in :data:`PAPER_ROW_SOURCES`
 PAPER: dict[str, dict[str, tuple[float, float]]] = {
     "mnist_acc": {"GTH-GMN": (95.6, 0.18), "NFN_NP": (92.9, 0.22)},
     "fashion_mnist_acc": {"GTH-GMN": (80.72, 0.29), "NFN_NP": (75.6, 1.07)},
+}
+#: where each model's row of :data:`PAPER` was measured: NFN_NP's numbers come from the NFN paper on its own
+#: SIREN sets, not from GTH-GMN's trajectories
+PAPER_ROW_SOURCES: dict[str, str] = {
+    "GTH-GMN": PAPER_SOURCE,
+    "NFN_NP": "NFN paper (Zhou et al. 2023, arXiv:2302.14040) on its own SIREN sets, quoted in the GTH-GMN paper's "
+    "main results table",
 }
 INR_PAPER_KEYS: dict[str, str] = {"mnist": "mnist_acc", "fashion_mnist": "fashion_mnist_acc"}
 #: training INRs behind the paper's numbers (the INR datasets' 45k/5k/10k split)

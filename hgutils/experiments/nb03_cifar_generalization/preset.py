@@ -1,5 +1,5 @@
-"""Notebook 03's preset (:data:`CONFIG`), the paper's numbers with their source (:data:`PAPER`), the
-model list, dataset resolution and the classifier-zoo builder.
+"""Notebook 03's preset (:data:`CONFIG`), the paper's numbers with each row's source (:data:`PAPER`,
+:data:`PAPER_ROW_SOURCES`), the model list, dataset resolution and the classifier-zoo builder.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ REFERENCE_SOURCE = (
     "(boosted trees on per-layer weight statistics; hyperparameters as inputs)"
 )
 
-#: Kendall tau on CIFAR-10; the baselines' rows are the NFN paper's numbers on the Small CNN Zoo
-#: (Zhou et al. 2023, arXiv:2302.14040), quoted by the GTH-GMN paper.
+#: Kendall tau on CIFAR-10, ``PAPER[task][model] = (mean, std)``; each row's source in :data:`PAPER_ROW_SOURCES`
 PAPER: dict[str, dict[str, tuple[float, float]]] = {
     "cifar_tau": {
         "NFN_HNP": (0.934, 0.001),
@@ -29,6 +28,18 @@ PAPER: dict[str, dict[str, tuple[float, float]]] = {
         "StatNN": (0.915, 0.002),
         "GTH-GMN": (0.846, 0.004),
     },
+}
+_NFN_ZOO = (
+    "NFN paper (Zhou et al. 2023, arXiv:2302.14040) on the Small CNN Zoo, quoted in the GTH-GMN paper's main results "
+    "table"
+)
+#: where each model's row of :data:`PAPER` was measured: the baselines' rows are the NFN paper's numbers on the
+#: Small CNN Zoo (CIFAR10-GS CNNs, final checkpoints); GTH-GMN's is its own MLP-on-CIFAR trial
+PAPER_ROW_SOURCES: dict[str, str] = {
+    "NFN_HNP": _NFN_ZOO,
+    "NFN_NP": _NFN_ZOO,
+    "StatNN": _NFN_ZOO,
+    "GTH-GMN": PAPER_SOURCE,
 }
 
 CIFAR_VARIANTS: tuple[str, ...] = (

@@ -1,6 +1,6 @@
 """Notebook 03's in-zoo references (:func:`cifar_references`: trees on the weight statistics, trees on
-the hyperparameters alone, the label-noise ceiling; :mod:`hgutils.weightspace.references`) and its
-tables, the paper's beside ours included.
+the hyperparameters alone, the label-noise ceiling; :mod:`hgutils.weightspace.references`), their tables
+and their rows of the paper table (:func:`reference_rows`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from hgutils.experiments import weightspace_protocol as cmp
-from hgutils.experiments.nb03_cifar_generalization.preset import PAPER
+from hgutils.ledger import PaperRow
 from hgutils.weightspace import references as refs_mod
 from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun
 
@@ -100,27 +100,18 @@ def position_table(summary: pd.DataFrame, refs: CifarReferences, models: Sequenc
     return pd.DataFrame(rows)
 
 
-def paper_table(
-    task: str,
-    ours: pd.DataFrame | None = None,
-    metric: str | None = None,
-    scale: float = 1.0,
-    refs: CifarReferences | None = None,
-) -> pd.DataFrame:
-    """:data:`PAPER` ``[task]`` beside ours (:func:`hgutils.experiments.weightspace_protocol.paper_table`); with
-    ``refs`` the in-zoo yardsticks follow as rows of their own (no paper number: they exist only on
-    this zoo)."""
-    if task not in PAPER:
-        raise ValueError(f"unknown paper task {task!r}; have {sorted(PAPER)}")
-    table = cmp.paper_table(PAPER[task], ours, metric, scale)
+def reference_rows(refs: CifarReferences | None) -> list[PaperRow]:
+    """The in-zoo yardsticks as rows of the paper table, after :func:`~hgutils.experiments.weightspace_protocol.
+    paper_rows` of :data:`PAPER` (no paper number: they exist only on this zoo): each tree reference's test τ
+    (mean ± std over seeds), then the label-noise ceiling (± its jackknife se); none without ``refs``."""
     if refs is None:
-        return table
-    rows = []
+        return []
+    source = "in-zoo yardstick (this zoo)"
     t = refs.trees.table
+    rows = []
     for name in dict.fromkeys(t["model"]):
         v = t[t["model"] == name]["test_kendall_tau"]
-        rows.append({"model": name, "ours (same zoo)": f"{v.mean():.3f} ± {v.std(ddof=0):.3f}"})
+        rows.append(PaperRow(name, "—", source, f"{v.mean():.3f} ± {v.std(ddof=0):.3f}"))
     c = refs.ceiling
-    rows.append({"model": "label-noise ceiling", "ours (same zoo)": f"{c.tau:.3f} ± {c.se:.3f} (jackknife se)"})
-    extra = pd.DataFrame(rows).assign(**{"paper": "—", "paper's source of this row": "in-zoo yardstick (this zoo)"})
-    return pd.concat([table, extra[table.columns]], ignore_index=True)
+    rows.append(PaperRow("label-noise ceiling", "—", source, f"{c.tau:.3f} ± {c.se:.3f} (jackknife se)"))
+    return rows

@@ -10,7 +10,7 @@
 4. collect a long results table (one row per model and seed, :func:`.run.run_comparison`), summarise
    it as mean ± std over seeds (:func:`.tables.summarize`), compare models over seeds
    (:func:`.tables.difference`, the verdict rule of :mod:`hgutils.verdicts`) and set it beside a
-   paper's table (:func:`.tables.paper_table`).
+   paper's table (:func:`.tables.paper_rows`, shown by :func:`hgutils.ledger.paper_table`).
 
 By job: :mod:`.variants` (the models), :mod:`.settings` (what every notebook sets the same way),
 :mod:`.run` (the comparison) and :mod:`.runner` (its worker), :mod:`.results` (what it returns),
@@ -26,7 +26,7 @@ from hgutils.experiments.weightspace_protocol.settings import ComparisonSettings
 from hgutils.experiments.weightspace_protocol.tables import (
     best_model,
     difference,
-    paper_table,
+    paper_rows,
     per_seed,
     protocol_table,
     recon_table,
@@ -58,7 +58,7 @@ __all__ = [
     "constant_snapshots",
     "difference",
     "make_splits",
-    "paper_table",
+    "paper_rows",
     "per_seed",
     "prepare_inputs",
     "protocol_table",

@@ -1,5 +1,6 @@
 """Tables of a comparison: the protocol each model ran, reconstruction scores, mean ± sd over seeds,
-differences between models (the verdict rule) and the paper's numbers beside ours.
+differences between models (the verdict rule) and the rows of the paper's numbers beside ours
+(:func:`paper_rows`, for :func:`hgutils.ledger.paper_table`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from hgutils.experiments.weightspace_protocol.results import ComparisonResult
+from hgutils.ledger import PaperRow
 from hgutils.verdicts import Difference, compare_seeds
 
 log = logging.getLogger("hgutils")
@@ -167,33 +169,34 @@ def best_model(summary: pd.DataFrame, metric: str, among: Sequence[str], higher_
     return cand[i]
 
 
-def paper_table(
+def paper_rows(
     paper: Mapping[str, tuple[float, float]],
     ours: pd.DataFrame | None = None,
     metric: str | None = None,
     scale: float = 1.0,
     method: str = "GTH-GMN",
-) -> pd.DataFrame:
-    """A paper's table (``{model: (mean, std)}``) beside ours on the same protocol.
+    sources: Mapping[str, str] | None = None,
+) -> list[PaperRow]:
+    """A paper's table (``{model: (mean, std)}``) beside ours on the same protocol, one
+    :class:`~hgutils.ledger.PaperRow` per model of ``paper`` for :func:`hgutils.ledger.paper_table`
+    (``what="model"``).
 
-    ``ours`` is a :func:`summarize` output and ``metric`` its metric (multiplied by ``scale``, e.g.
-    100 for accuracy in %); models absent from ``ours`` get ``—``. Rows other than ``method`` are
-    marked as measured by the baseline's own paper on its own dataset.
+    ``ours`` is a :func:`summarize` output and ``metric`` its metric (multiplied by ``scale``, e.g. 100 for
+    accuracy in %), shown as ``mean ± std``; models absent from ``ours`` (every model without ``ours``) get
+    ``—``. Each row's source is ``sources[model]`` where given, else ``"<method> paper"`` for ``method``'s
+    row and "baseline's own paper/dataset" for the others.
     """
     if not paper:
         raise ValueError("paper table is empty")
-    rows = []
+    if ours is not None and metric is None:
+        raise ValueError("ours needs the metric it summarises")
     s = ours.set_index("model") if ours is not None else None
+    src = dict(sources or {})
+    rows = []
     for m, (mu, sd) in paper.items():
-        row = {
-            "model": m,
-            "paper": f"{mu:g} ± {sd:g}",
-            "paper's source of this row": f"{method} paper" if m == method else "baseline's own paper/dataset",
-        }
-        if s is not None and metric is not None:
-            row["ours (same zoo)"] = "—"
-            if m in s.index:
-                mu_o, sd_o = scale * s.loc[m, f"{metric}_mean"], scale * s.loc[m, f"{metric}_std"]
-                row["ours (same zoo)"] = f"{mu_o:.3f} ± {sd_o:.3f}"
-        rows.append(row)
-    return pd.DataFrame(rows)
+        mine = "—"
+        if s is not None and m in s.index:
+            mine = f"{scale * s.loc[m, f'{metric}_mean']:.3f} ± {scale * s.loc[m, f'{metric}_std']:.3f}"
+        default = f"{method} paper" if m == method else "baseline's own paper/dataset"
+        rows.append(PaperRow(m, f"{mu:g} ± {sd:g}", src.get(m, default), mine))
+    return rows
