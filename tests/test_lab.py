@@ -148,7 +148,7 @@ def test_progress_bars_are_widgets_in_a_kernel_and_absent_when_switched_off(tmp_
     widget, off = (
         nbformat.v4.new_code_cell(
             f"import os\nos.environ['HGUTILS_PROGRESS'] = '{flag}'\n"
-            "from hgutils.repro import progress\n_ = [i for i in progress(range(3), desc='zoo')]"
+            "from hgutils.progress import progress\n_ = [i for i in progress(range(3), desc='zoo')]"
         )
         for flag in ("1", "0")
     )
@@ -163,7 +163,7 @@ def test_progress_bars_are_widgets_in_a_kernel_and_absent_when_switched_off(tmp_
 def test_progress_bars_are_text_outside_jupyter():
     """In a terminal (no kernel) the same call draws a text bar on stderr; ``HGUTILS_PROGRESS=0`` draws none."""
     code = (
-        "import os, sys\nfrom hgutils.repro import progress\n"
+        "import os, sys\nfrom hgutils.progress import progress\n"
         "for flag, desc in (('1', 'shown'), ('0', 'hidden')):\n"
         "    os.environ['HGUTILS_PROGRESS'] = flag\n"
         "    for _ in progress(range(3), desc=desc, mininterval=0): pass\n"
@@ -248,7 +248,7 @@ def test_progress_never_warns_in_a_kernel_without_ipywidgets(tmp_path):
     cells = [
         nbformat.v4.new_code_cell(
             hide + f"os.environ['HGUTILS_PROGRESS'] = '{flag}'\n"
-            "from hgutils.repro import progress\n_ = [i for i in progress(range(3), desc='zoo', mininterval=0)]"
+            "from hgutils.progress import progress\n_ = [i for i in progress(range(3), desc='zoo', mininterval=0)]"
         )
         for flag in ("0", "1")
     ]

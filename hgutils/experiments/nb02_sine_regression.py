@@ -22,6 +22,7 @@ from hgutils.ledger import Claims
 from hgutils.plotting import pca_2d, use_style
 from hgutils.verdicts import all_of, compare_ordering, compare_spread
 from hgutils.weightspace.metanets.gth_gmn import CITATION
+from hgutils.weightspace.zoo import sine_zoo
 
 __all__ = [
     "CONFIG",
@@ -169,7 +170,6 @@ CONFIG = SineRegressionConfig
 
 def sine_inr_zoo(cfg: SineRegressionConfig, scale: str = "smoke", seed: int = 0, device: str = "cpu") -> Any:
     """The sine zoo of notebook 02 (:func:`hgutils.weightspace.zoo.sine_zoo`, DWSNets protocol)."""
-    from hgutils.weightspace.zoo import sine_zoo
 
     return sine_zoo(
         scale=scale,

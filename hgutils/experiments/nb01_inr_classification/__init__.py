@@ -9,6 +9,9 @@ figure (13-layer INRs, ~100 snapshots) is notebook 07's (:mod:`hgutils.experimen
 
 from __future__ import annotations
 
+import numpy as np
+import torch
+
 from hgutils.experiments.nb01_inr_classification.claims import (
     ABLATION_CLAIMS,
     PAPER_GAP,
@@ -54,7 +57,7 @@ from hgutils.experiments.nb01_inr_classification.preset import (
     INRClassificationConfig,
 )
 from hgutils.experiments.nb01_inr_classification.zoos import inr_zoo, inr_zoos, shared_zoo, zoo_summary
-from hgutils.weightspace.metanets.gth_gmn import CITATION
+from hgutils.weightspace.metanets.gth_gmn import CITATION, PairSets, link_ceiling
 
 __all__ = [
     "ABLATION_CLAIMS",
@@ -108,10 +111,6 @@ def link_ceilings(graphs: object, idx: object, dim: int, steps: int = 600) -> di
     """The link decoder's ceiling under each reading (``"strong"``, ``"literal"``): the AUC reached with
     node positions free on the ball (:func:`hgutils.weightspace.metanets.gth_gmn.link_ceiling`) for the
     last snapshot of networks ``idx`` of prepared graphs ``graphs``, averaged over them."""
-    import numpy as np
-    import torch
-
-    from hgutils.weightspace.metanets.gth_gmn import PairSets, link_ceiling
 
     pairs = PairSets.from_graph(graphs)
     out: dict[str, dict[str, float]] = {}

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from sklearn.linear_model import LogisticRegression
 
 from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.nb01_inr_classification.preset import INR_PAPER_KEYS, PAPER, PAPER_TRAIN_INRS
@@ -152,7 +153,6 @@ def image_ceiling(
     (``model`` = :data:`IMAGE_CEILING`, seed 0, not augmented, ``epochs_run`` = the solver's iterations) plus
     ``C`` (the chosen inverse strength).
     """
-    from sklearn.linear_model import LogisticRegression
 
     if not c_grid or min(c_grid) <= 0:
         raise ValueError(f"c_grid must hold positive inverse strengths; got {list(c_grid)}")

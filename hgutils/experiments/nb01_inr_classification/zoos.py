@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from hgutils.experiments.nb01_inr_classification.preset import INRClassificationConfig
+from hgutils.weightspace.zoo import inr_image_zoo
 
 
 def inr_zoo(
@@ -21,7 +22,6 @@ def inr_zoo(
 ) -> Any:
     """The main INR zoo: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's sizes
     (``n_images``, ``inr_steps``, ``T``, ``schedule``) and ``shared_init`` on top of the zoo preset."""
-    from hgutils.weightspace.zoo import inr_image_zoo
 
     return inr_image_zoo(
         dataset,

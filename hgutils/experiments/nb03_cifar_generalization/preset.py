@@ -9,9 +9,11 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from hgutils.data import DataNotFoundError, load_images
 from hgutils.data.images import IMAGE_DATASETS
 from hgutils.experiments.weightspace_protocol import ComparisonSettings
 from hgutils.weightspace.metanets.gth_gmn import CITATION
+from hgutils.weightspace.zoo import classifier_zoo
 
 PAPER_SOURCE = f"{CITATION}, main results table"
 #: Where the trees-on-statistics reference comes from.
@@ -148,7 +150,6 @@ def resolve_generalization_dataset(cfg: GeneralizationConfig, data_dir: str | No
     ``cfg.dataset`` when a copy is found (``data_dir`` / ``$HGUTILS_DATA`` / packaged), else the
     clearly named stand-in ``cfg.standin``; ``note`` says which and why.
     """
-    from hgutils.data import DataNotFoundError, load_images
 
     if cfg.dataset == cfg.standin:
         return cfg.standin, f"{cfg.standin} (stand-in chosen by the preset; CIFAR-10 is not used at this scale)"
@@ -172,7 +173,6 @@ def classifier_zoo_for(
     half-split accuracies beside them for the label-noise ceiling; the optimisers (Adam, RMSProp,
     SGD) and the weight initialisers (Keras He / Glorot / random / truncated normal) are sampled as in
     the Small CNN Zoo (:class:`~hgutils.weightspace.zoo.ClassifierZooConfig`)."""
-    from hgutils.weightspace.zoo import classifier_zoo
 
     schedule = "cnn_zoo" if cfg.T == 9 else "uniform"
     return classifier_zoo(

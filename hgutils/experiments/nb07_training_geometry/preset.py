@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from hgutils.data.images import IMAGE_DATASETS
 from hgutils.presets import Preset
-from hgutils.weightspace.metanets.gth_gmn import CITATION
+from hgutils.weightspace.metanets.gth_gmn import CITATION, GTHGMNConfig
 from hgutils.weightspace.metanets.gth_gmn.config import SIZES
 
 PAPER_SOURCE = f"{CITATION}, embedding figure"
@@ -126,7 +126,6 @@ class TrainingGeometryConfig(Preset):
             raise ValueError(
                 f"n_train + n_val must leave INRs to read: {self.n_train} + {self.n_val} >= n_inrs = {self.n_inrs}"
             )
-        from hgutils.weightspace.metanets.gth_gmn import GTHGMNConfig
 
         known = set(GTHGMNConfig.__dataclass_fields__)
         bad = sorted(k for k, _ in self.gth_overrides if k not in known)

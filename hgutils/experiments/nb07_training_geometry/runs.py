@@ -22,7 +22,13 @@ import torch
 from torch import Tensor
 
 from hgutils.experiments.nb07_training_geometry.preset import TrainingGeometryConfig
+from hgutils.loop import LearnabilityGate, train
+from hgutils.repro import seed_everything
 from hgutils.weightspace.embedding_geometry import per_network_geometry
+from hgutils.weightspace.metanets import build_metanet
+from hgutils.weightspace.metanets.base import to_device
+from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig
+from hgutils.weightspace.zoo import inr_image_zoo
 
 #: the readouts of :func:`per_network_geometry`, in the order the notebook shows them
 READOUTS: tuple[str, ...] = ("radial_sep", "angular_sep", "mean_radius")
@@ -34,7 +40,6 @@ def deep_inr_zoo(
     """The figure's zoo: ``n_inrs`` SIRENs (2 inputs, ``layers - 1`` hidden layers of ``width``, 1 output),
     each fitted to one image of ``dataset`` for ``inr_steps`` Adam steps from its own initialisation,
     with ``T`` log-spaced snapshots (:func:`hgutils.weightspace.zoo.inr_image_zoo`, cached)."""
-    from hgutils.weightspace.zoo import inr_image_zoo
 
     return inr_image_zoo(
         cfg.dataset,
@@ -96,7 +101,6 @@ def read_geometry(
     graphs) in the true snapshot order and in one random order (seeded), with their readouts."""
     if not hasattr(model, "embed_nodes"):
         raise ValueError(f"geometry readouts need a GTH-GMN model; got {type(model).__name__}")
-    from hgutils.weightspace.metanets.base import to_device
 
     batch = to_device(data[torch.as_tensor(idx, dtype=torch.long)], next(model.parameters()).device)
     steps_r = model.cfg.refine_steps if refine_steps is None else refine_steps
@@ -138,10 +142,6 @@ def training_geometry(zoo: Any, cfg: TrainingGeometryConfig, seed: int = 0, devi
     """GTH-GMN (:meth:`TrainingGeometryConfig.gth_kwargs`) trained by reconstruction alone (stage 1)
     on the training INRs, early-stopped on the validation INRs' reconstruction loss, then the read INRs
     embedded (stage-2 refinement) in the true and a shuffled snapshot order."""
-    from hgutils.loop import LearnabilityGate, train
-    from hgutils.repro import seed_everything
-    from hgutils.weightspace.metanets import build_metanet
-    from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig
 
     if len(zoo) != cfg.n_inrs:
         raise ValueError(f"the zoo has {len(zoo)} INRs; the preset splits n_inrs = {cfg.n_inrs}")

@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hgutils.experiments.weightspace_protocol.variants import VARIANTS
 from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
+from hgutils.weightspace.tasks import TrainConfig
 
 __all__ = ["NOT_MEASURED", "SETTINGS", "WarmupCoverage", "as_the_authors_run_it", "deviations", "warmup_coverage"]
 
@@ -137,7 +139,6 @@ def _lr_rule(rows: pd.DataFrame) -> str:
 
 
 def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, task: str, n_train: int) -> list[dict]:
-    from hgutils.weightspace.tasks import TrainConfig
 
     mode = settings.recipes
     shared = TrainConfig()  # what a run without a recipe trains with (ComparisonSettings sets none of these)
@@ -264,7 +265,6 @@ def as_the_authors_run_it(
 
     Raises ``ValueError`` for a table without the run's columns, or a ``measured`` key that is not a
     ``(model, setting)`` pair with a setting of :data:`SETTINGS`."""
-    from hgutils.experiments.weightspace_protocol import VARIANTS
 
     table = run.table
     need = {"model", "lr", "batch_size", "inputs", "augment", "recipe", "epochs_run", "steps", "capped"}
