@@ -20,6 +20,7 @@ import numpy as np
 from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.experiments.nb03_cifar_generalization.preset import PAPER, REFERENCE_SOURCE
 from hgutils.experiments.nb03_cifar_generalization.references import CifarReferences
+from hgutils.experiments.weightspace_protocol.results import rows_gate
 from hgutils.ledger import Claims
 from hgutils.verdicts import all_of, compare_ordering, compare_seeds
 from hgutils.weightspace import references as refs_mod
@@ -169,10 +170,7 @@ def _tree_means(refs: CifarReferences) -> dict[str, float]:
 
 
 def _ref_gate(refs: CifarReferences, name: str) -> dict[str, Any]:
-    r = refs.trees.table[refs.trees.table["model"] == name]
-    bad = r[~r["trained"].astype(bool)]
-    row = bad.iloc[0] if len(bad) else r.iloc[0]
-    return {"trained": bool(len(bad) == 0), "reason": f"seed {row['seed']}: {row['gate']}"}
+    return rows_gate(refs.trees.table[refs.trees.table["model"] == name])
 
 
 def claim_below_ceiling(

@@ -18,6 +18,15 @@ log = logging.getLogger("hgutils")
 # --------------------------------------------------------------------------------------------
 # the driver
 # --------------------------------------------------------------------------------------------
+def rows_gate(rows: pd.DataFrame) -> dict[str, Any]:
+    """The learnability check of one model from its results rows (one per seed, with ``trained``, ``seed``
+    and ``gate`` columns): ``{"trained", "reason"}`` -- trained only if every seed passed; the reason of the
+    first seed that did not, else of the first seed."""
+    bad = rows[~rows["trained"].astype(bool)]
+    row = bad.iloc[0] if len(bad) else rows.iloc[0]
+    return {"trained": bool(len(bad) == 0), "reason": f"seed {row['seed']}: {row['gate']}"}
+
+
 @dataclass
 class ComparisonResult:
     """Output of :func:`run_comparison`.
@@ -69,10 +78,8 @@ class ComparisonResult:
         rows = self.table[self.table["model"] == name]
         if rows.empty:
             raise ValueError(f"model {name!r} not in the results; have {sorted(set(self.table['model']))}")
-        bad = rows[~rows["trained"].astype(bool)]
-        row = bad.iloc[0] if len(bad) else rows.iloc[0]
         capped = bool(rows["capped"].astype(bool).any()) if "capped" in rows else False
-        return {"trained": bool(len(bad) == 0), "reason": f"seed {row['seed']}: {row['gate']}", "capped": capped}
+        return {**rows_gate(rows), "capped": capped}
 
     def gates(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         """:meth:`gate` of every model in ``names`` (for ``Claims.add(..., trained=...)``)."""

@@ -45,12 +45,7 @@ class RunSettings:
     family_lr: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
-        if self.recipes not in RECIPE_MODES:
-            raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
-        _check_epoch_caps(self.epoch_caps or {})
-        _check_lr_scaling(self.recipe_lr_scaling)
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1; got {self.workers}")
+        _check_run_fields(self.recipes, self.recipe_lr_scaling, self.workers, self.epoch_caps or {})
         if self.lr_grid is not None and (len(self.lr_grid) == 0 or any(not lr > 0 for lr in self.lr_grid)):
             raise ValueError(f"lr_grid must hold positive learning rates; got {self.lr_grid}")
         if self.inputs not in INPUTS:
@@ -145,12 +140,7 @@ class ComparisonSettings(Preset):
                 f"val_fraction + test_fraction must be < 1 (the rest trains); got {self.val_fraction} + "
                 f"{self.test_fraction}"
             )
-        if self.recipes not in RECIPE_MODES:
-            raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {self.recipes!r}")
-        _check_lr_scaling(self.recipe_lr_scaling)
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1; got {self.workers}")
-        _check_epoch_caps(dict(self.epoch_caps))
+        _check_run_fields(self.recipes, self.recipe_lr_scaling, self.workers, dict(self.epoch_caps))
 
     def gate(self) -> Any:
         """The :class:`hgutils.loop.LearnabilityGate` of these settings."""
@@ -187,6 +177,16 @@ class ComparisonSettings(Preset):
             workers=self.workers,
             epoch_caps=dict(self.epoch_caps),
         )
+
+
+def _check_run_fields(recipes: str, lr_scaling: str, workers: int, epoch_caps: Mapping[str, int]) -> None:
+    """The checks :class:`RunSettings` and :class:`ComparisonSettings` share (each raises ``ValueError``)."""
+    if recipes not in RECIPE_MODES:
+        raise ValueError(f"recipes must be one of {RECIPE_MODES}; got {recipes!r}")
+    _check_lr_scaling(lr_scaling)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
+    _check_epoch_caps(epoch_caps)
 
 
 def _check_lr_scaling(rule: str) -> None:
