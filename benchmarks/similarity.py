@@ -32,7 +32,7 @@ from hgutils.similarity import (
     rsa_matrix,
     svcca_matrix,
 )
-from hgutils.weightspace.stacked import init_mlp, mlp_forward
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 
 
 def timeit(fn, repeat: int = 1) -> float:

@@ -4,7 +4,7 @@ Measured side by side in one run, on the same MNIST images, same SIREN (2 -> 32 
 same initialisation and the same number of Adam steps (lr 5e-4):
 
 - ``loop``     -- one ``nn.Sequential`` SIREN + ``torch.optim.Adam`` per image, one after the other;
-- ``naive``    -- :func:`hgutils.weightspace.stacked.train_stacked` with autograd through
+- ``naive``    -- :func:`hgutils.weightspace.batched_training.train_stacked` with autograd through
   :func:`mlp_forward` on all images at once (one big ``bmm`` batch);
 - ``batched``  -- the zoo's path: hand-written SIREN gradients
   (:func:`hgutils.weightspace.zoo.siren_mse_value_and_grad`, separable first layer on the pixel
@@ -36,7 +36,8 @@ os.environ.setdefault("HGUTILS_PROGRESS", "0")
 import torch  # noqa: E402
 
 from hgutils.data import load_images  # noqa: E402
-from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked  # noqa: E402
+from hgutils.weightspace.batched_training import train_stacked  # noqa: E402
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward  # noqa: E402
 from hgutils.weightspace.zoo import (  # noqa: E402
     MLPSpec,
     Zoo,

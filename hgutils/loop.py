@@ -20,7 +20,7 @@ evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
 
 The tasks in the library: :class:`hgutils.weightspace.tasks.MetaNetTask` (meta-networks on a
 zoo), :class:`hgutils.nn.fitting.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
-:class:`hgutils.weightspace.stacked.StackedTask` (N small networks trained at once, the zoos).
+:class:`hgutils.weightspace.batched_training.StackedTask` (N small networks trained at once, the zoos).
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ from hgutils.similarity import (
     pullback_metric,
     rsa,
 )
-from hgutils.weightspace.stacked import mlp_forward
+from hgutils.weightspace.stacked_mlp import mlp_forward
 
 cfg = ex.CONFIG.from_scale(
     scale,

@@ -18,7 +18,7 @@ from hgutils.experiments.weightspace_protocol import RunSettings
 from hgutils.experiments.weightspace_protocol.runner import _Runner, _stage1_groups
 from hgutils.weightspace.metanets import WeightData, build_metanet, random_hidden_perms
 from hgutils.weightspace.metanets.flat import permute_hidden_per_network
-from hgutils.weightspace.stacked import mlp_forward
+from hgutils.weightspace.stacked_mlp import mlp_forward
 from hgutils.weightspace.tasks import TrainConfig, fit
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hgutils.weightspace.graphs import GMNGraph, TemporalParamGraph, mlp_topology
-from hgutils.weightspace.stacked import mlp_forward
+from hgutils.weightspace.stacked_mlp import mlp_forward
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
 SPEC = MLPSpec((2, 5, 4, 1), "tanh")

@@ -210,7 +210,7 @@ def test_module_layer_fn_int_and_name():
 
 
 def test_stacked_mlp_metrics_match_per_network():
-    from hgutils.weightspace.stacked import init_mlp
+    from hgutils.weightspace.stacked_mlp import init_mlp
 
     params = init_mlp(
         3, (2, 12, 10, 4), scheme="normal", gain=1.3, generator=torch.Generator().manual_seed(1), dtype=DT
@@ -292,7 +292,7 @@ def test_msa_first_volume_is_not_symmetric():
 
 
 def test_msa_matrix_consistent_with_pairwise_and_triangle():
-    from hgutils.weightspace.stacked import init_mlp
+    from hgutils.weightspace.stacked_mlp import init_mlp
 
     params = init_mlp(5, (2, 16, 16, 3), scheme="normal", generator=torch.Generator().manual_seed(9), dtype=DT)
     pts = torch.rand(40, 2, dtype=DT, generator=torch.Generator().manual_seed(1)) * 2 - 1

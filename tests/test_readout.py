@@ -17,7 +17,7 @@ from hgutils.symmetry.readout import (
     readout_profile,
     readout_score,
 )
-from hgutils.weightspace.stacked import init_mlp, mlp_forward
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 
 DYADIC, TRI = DyadicAxisPE(), TriAxisPE()
 

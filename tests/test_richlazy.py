@@ -35,7 +35,7 @@ from hgutils.similarity import (
     tangent_kernel,
 )
 from hgutils.similarity.scoring import HIERARCHY_GROUPS, hierarchy_score, tree_distance
-from hgutils.weightspace.stacked import init_mlp, mlp_forward
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 
 torch.set_num_threads(1)
 

@@ -1,4 +1,4 @@
-"""Tests for hgutils.weightspace.stacked: batched MLP init, forward and training."""
+"""Tests for hgutils.weightspace.stacked_mlp and batched_training: batched MLP init, forward and training."""
 
 from __future__ import annotations
 
@@ -9,14 +9,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hgutils.weightspace.stacked import (
-    WEIGHT_INITS,
-    init_mlp,
-    init_weights,
-    mlp_forward,
-    snapshot_schedule,
-    train_stacked,
-)
+from hgutils.weightspace.batched_training import snapshot_schedule, train_stacked
+from hgutils.weightspace.stacked_mlp import WEIGHT_INITS, init_mlp, init_weights, mlp_forward
 
 SIZES = (3, 16, 16, 2)
 

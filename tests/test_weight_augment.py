@@ -20,7 +20,7 @@ from hgutils.weightspace.augment import (
     translate_inputs,
 )
 from hgutils.weightspace.metanets.base import WeightData
-from hgutils.weightspace.stacked import init_mlp, mlp_forward
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 
 SIZES = (2, 32, 32, 1)
 

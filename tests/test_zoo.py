@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import hgutils.weightspace.zoo.inr as zoo_mod
-from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
+from hgutils.weightspace.batched_training import train_stacked
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 from hgutils.weightspace.zoo import (
     MLPSpec,
     Zoo,
@@ -284,7 +285,7 @@ def test_classifier_zoo_samples_small_cnn_zoo_hyperparameters_and_labels_on_the_
     """Every network keeps its sampled hyperparameters; RMSProp and the Keras initialisers are among
     them; the label uses every test image, and the two half accuracies average to it."""
     from hgutils.data import load_images
-    from hgutils.weightspace.stacked import init_weights
+    from hgutils.weightspace.stacked_mlp import init_weights
     from hgutils.weightspace.zoo.classifier import _fans, split_test_halves
 
     n = 30

@@ -316,7 +316,7 @@ def msa_matrix(
 
     ``models`` is one of
 
-    - a stacked-MLP parameter dict (``hgutils.weightspace.stacked``, ``"W0": [M, out, in]``, ...)
+    - a stacked-MLP parameter dict (``hgutils.weightspace.stacked_mlp``, ``"W0": [M, out, in]``, ...)
       with ``layer`` = hidden-layer index: all M Jacobians come from one batched pass;
     - a sequence of callables ``f`` (``[n_in] -> [D]``) or ``nn.Module`` s (``layer`` selects the
       part, see :func:`~hgutils.similarity.module_layer_fn`);

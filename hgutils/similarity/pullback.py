@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.func import jacfwd, jacrev, jvp, vmap
 
-from hgutils.weightspace import stacked
+from hgutils.weightspace import stacked_mlp
 
 Fn = Callable[[torch.Tensor], torch.Tensor]
 
@@ -137,7 +137,7 @@ def pullback_metric(
 # --------------------------------------------------------------------------------------------
 def _stacked():
 
-    return stacked
+    return stacked_mlp
 
 
 def mlp_layer_fn(
@@ -148,7 +148,7 @@ def mlp_layer_fn(
     activation: str = "relu",
     omega0: float | None = None,
 ) -> Fn:
-    """``f`` = post-activation of hidden layer ``layer`` of a stacked MLP (``hgutils.weightspace.stacked``).
+    """``f`` = post-activation of hidden layer ``layer`` of a stacked MLP (``hgutils.weightspace.stacked_mlp``).
 
     With ``net=i`` the returned ``f`` maps ``[n_in] -> [D]`` (or ``[P, n_in] -> [P, D]``) for network
     ``i`` only; with ``net=None`` it maps ``[n_in] -> [N, D]`` (all networks at once), which is what

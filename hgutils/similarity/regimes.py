@@ -17,7 +17,7 @@ arXiv:2010.15110) measures feature learning, and rich training aligns the kernel
 (Baratin et al. 2021, arXiv:2008.00938).
 
 Every function that runs the network takes its ``activation`` (as
-:func:`hgutils.weightspace.stacked.mlp_forward` does); nothing assumes ReLU.
+:func:`hgutils.weightspace.stacked_mlp.mlp_forward` does); nothing assumes ReLU.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from hgutils.weightspace.stacked import _activation, check_params, mlp_forward
+from hgutils.weightspace.stacked_mlp import _activation, check_params, mlp_forward
 
 Activation = str | Callable[[torch.Tensor], torch.Tensor]
 

@@ -2,7 +2,7 @@ r"""Reading symmetries out of trained weights: Gram observation functions and re
 
 Model: :math:`f_\theta(x) = F_\theta(\varphi(x))`, with :math:`F_\theta` an MLP stored as a stacked
 parameter dict (``"W0" [N, h_1, d]``, ``"b0"``, ``"W1" [N, h_2, h_1]``, ...; see
-:mod:`hgutils.weightspace.stacked`; a single network's ``[out, in]`` matrices are accepted too).
+:mod:`hgutils.weightspace.stacked_mlp`; a single network's ``[out, in]`` matrices are accepted too).
 
 Observation functions (data-free, in PE-feature space :math:`\mathbb{R}^d`)
 ---------------------------------------------------------------------------
@@ -55,7 +55,7 @@ from torch import Tensor
 
 from hgutils.symmetry.encodings import FourierPE
 from hgutils.symmetry.groups import GroupElement
-from hgutils.weightspace.stacked import check_params, mlp_forward
+from hgutils.weightspace.stacked_mlp import check_params, mlp_forward
 
 __all__ = [
     "VARIANTS",

@@ -41,7 +41,7 @@ zoo. :func:`augment_weight_data` applies a setting to a training batch of the me
 standardisation, augments the raw weights and standardises again with the same statistics, as the
 references augment before they normalise.
 
-Parameters are the stacked dict of :mod:`hgutils.weightspace.stacked`, ``W_l [N, ..., out, in]`` and
+Parameters are the stacked dict of :mod:`hgutils.weightspace.stacked_mlp`, ``W_l [N, ..., out, in]`` and
 ``b_l [N, ..., out]``: the first dimension indexes networks (one draw each) and any dimensions between
 it and the matrix -- the ``T`` snapshots of a trajectory -- share their network's draw, so a whole
 trajectory is augmented as one network.

@@ -13,7 +13,7 @@ Node numbering (both graphs), for an MLP with widths ``sizes = (d_0, ..., d_L)``
   feeds the neurons of layer ``l + 1``; ``node_layer = l + 1`` (the layer its values act on),
   ``node_type = 3``.
 
-Edges in parameter order (the order of :func:`hgutils.weightspace.stacked.train_stacked`'s flat
+Edges in parameter order (the order of :func:`hgutils.weightspace.batched_training.train_stacked`'s flat
 layout): for each layer ``l``, ``W_l[i, j]`` is the edge ``(o_l + j) -> (o_{l+1} + i)`` (row-major over
 ``(i, j)``), then ``b_l[i]`` is the edge ``bias_l -> (o_{l+1} + i)``.
 

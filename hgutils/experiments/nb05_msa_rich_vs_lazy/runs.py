@@ -18,7 +18,8 @@ from hgutils.similarity.baselines import linear_cka_matrix, procrustes_matrix, r
 from hgutils.similarity.msa import metric_isotropy, msa_matrix_from_metrics
 from hgutils.similarity.pullback import mlp_pullback_metrics
 from hgutils.similarity.regimes import kernel_alignment, label_alignment, relative_weight_change
-from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
+from hgutils.weightspace.batched_training import train_stacked
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from hgutils.experiments.nb05_msa_rich_vs_lazy.preset import BASELINES, GROUPS, 
 from hgutils.experiments.nb05_msa_rich_vs_lazy.runs import cell_gate
 from hgutils.similarity.scoring import hierarchy_score, split_auc, split_scores
 from hgutils.verdicts import Combined, all_of, jackknife
-from hgutils.weightspace.stacked import mlp_forward
+from hgutils.weightspace.stacked_mlp import mlp_forward
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ Two factors that decide what the weights show are named fields:
 
 The *main grid* (all six shapes) is trained at ``(domain, weight_decay)``; the *factor grid* trains
 ``factor_shapes`` at every ``(factor_domains ∪ {domain}) × (factor_weight_decays ∪ {weight_decay})``
-cell. Both are one :func:`hgutils.weightspace.stacked.train_stacked` run with a per-network weight
+cell. Both are one :func:`hgutils.weightspace.batched_training.train_stacked` run with a per-network weight
 decay. Every network with the same seed index starts from the same initialisation, whatever its
 shape, encoding, domain or decay, and every (seed, domain, shape) pool draws its minibatches from its
 own generator: two networks that differ only in decay see the same points in the same order, so

@@ -18,7 +18,8 @@ from hgutils.loop import LearnabilityGate
 from hgutils.symmetry.domains import DiskDomain, stream_seed
 from hgutils.symmetry.encodings import FourierPE
 from hgutils.symmetry.shapes import Shape, default_shapes
-from hgutils.weightspace.stacked import init_mlp, mlp_forward, train_stacked
+from hgutils.weightspace.batched_training import train_stacked
+from hgutils.weightspace.stacked_mlp import init_mlp, mlp_forward
 
 
 @dataclass

@@ -11,7 +11,7 @@ from hgutils.presets import Preset
 from hgutils.symmetry.domains import DOMAINS
 from hgutils.symmetry.encodings import DyadicAxisPE, FourierPE, RandomFourierPE, TriAxisPE
 from hgutils.symmetry.shapes import default_shapes
-from hgutils.weightspace.stacked import OPTIMIZERS
+from hgutils.weightspace.stacked_optimizers import OPTIMIZERS
 
 #: The paper's statements tested here (it reports its results qualitatively) and where they are made.
 PAPER: dict[str, str] = {

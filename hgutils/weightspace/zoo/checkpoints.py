@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor, nn
 
-from hgutils.weightspace.stacked import ACTIVATIONS
+from hgutils.weightspace.stacked_mlp import ACTIVATIONS
 
 if TYPE_CHECKING:
     from hgutils.weightspace.zoo.containers import Zoo
@@ -55,7 +55,7 @@ __all__ = ["ACTIVATION_MODULES", "Checkpoint", "linear_layers", "sequential_acti
 Checkpoint = Mapping[str, Tensor] | nn.Module
 
 #: The activation modules an ``nn.Sequential`` may hold, with the zoo's name for each
-#: (:data:`hgutils.weightspace.stacked.ACTIVATIONS`; ``nn.GELU`` only with ``approximate="none"``).
+#: (:data:`hgutils.weightspace.stacked_mlp.ACTIVATIONS`; ``nn.GELU`` only with ``approximate="none"``).
 ACTIVATION_MODULES: dict[type[nn.Module], str] = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}
 
 #: Modules of an ``nn.Sequential`` that leave a batch of vectors unchanged at evaluation.
@@ -267,7 +267,7 @@ def zoo_from_checkpoints(
         The training step of each snapshot: one list of ``T`` steps shared by all networks, one list
         per trajectory (they must agree), or ``None`` for ``0, 1, ..., T-1``.
     activation
-        The hidden activation, one of :data:`~hgutils.weightspace.stacked.ACTIVATIONS`. Read off
+        The hidden activation, one of :data:`~hgutils.weightspace.stacked_mlp.ACTIVATIONS`. Read off
         ``nn.Sequential`` checkpoints when not given (and checked against them when given); required
         for ``state_dict`` s and other modules.
     meta

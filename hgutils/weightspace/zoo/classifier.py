@@ -17,7 +17,8 @@ from torch import Tensor
 from hgutils.data import load_images
 from hgutils.data.images import IMAGE_DATASETS
 from hgutils.presets import Preset
-from hgutils.weightspace.stacked import WEIGHT_INITS, init_weights, snapshot_schedule, train_stacked
+from hgutils.weightspace.batched_training import snapshot_schedule, train_stacked
+from hgutils.weightspace.stacked_mlp import WEIGHT_INITS, init_weights
 from hgutils.weightspace.zoo.cache import cached_zoo, generate_chunked, net_seeds, storage_dtype
 from hgutils.weightspace.zoo.containers import CNNSpec, MLPSpec, Zoo
 
@@ -34,7 +35,7 @@ CLASSIFIER_OPTIMIZERS: tuple[str, ...] = ("adam", "rmsprop", "sgd")
 _OPTIMIZER_KW: dict[str, dict[str, Any]] = {"adam": {}, "rmsprop": {"alpha": 0.9, "eps": 1e-7}, "sgd": {}}
 
 #: Weight initialisations the zoo can sample: the Keras initialisers of
-#: :func:`~hgutils.weightspace.stacked.init_weights` (``init_std`` is used by the random / truncated
+#: :func:`~hgutils.weightspace.stacked_mlp.init_weights` (``init_std`` is used by the random / truncated
 #: normal ones only), plus ``"normal"`` / ``"uniform"``: N(0, init_std^2) / a uniform of std init_std
 #: (this zoo's earlier scheme, kept so earlier configurations rebuild).
 CLASSIFIER_W_INITS: tuple[str, ...] = (*WEIGHT_INITS, "normal", "uniform")

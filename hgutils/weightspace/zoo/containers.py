@@ -1,7 +1,7 @@
 """Zoo containers: the architecture specs (:class:`MLPSpec`, :class:`CNNSpec`) and :class:`Zoo`.
 
 A zoo holds ``N`` networks of one architecture, each recorded at ``T`` training steps, as stacked
-tensors ``params[key] [N, T, ...]`` (see :mod:`hgutils.weightspace.stacked` for the layout) plus
+tensors ``params[key] [N, T, ...]`` (see :mod:`hgutils.weightspace.stacked_mlp` for the layout) plus
 per-network metadata.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from hgutils.weightspace.stacked import mlp_forward
+from hgutils.weightspace.stacked_mlp import mlp_forward
 
 if TYPE_CHECKING:
     from hgutils.weightspace.zoo.checkpoints import Checkpoint
@@ -46,7 +46,7 @@ class MLPSpec:
         return len(self.sizes) - 1
 
     def forward(self, params: Mapping[str, Tensor], x: Tensor, **kw: Any) -> Tensor:
-        """:func:`~hgutils.weightspace.stacked.mlp_forward` with this spec's activation and offset."""
+        """:func:`~hgutils.weightspace.stacked_mlp.mlp_forward` with this spec's activation and offset."""
         return mlp_forward(params, x, self.activation, omega0=self.omega0, output_offset=self.output_offset, **kw)
 
 

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from hgutils.presets import Preset
-from hgutils.weightspace.stacked import snapshot_schedule
+from hgutils.weightspace.batched_training import snapshot_schedule
 from hgutils.weightspace.zoo.cache import cached_zoo, generate_chunked, net_seeds, storage_dtype
 from hgutils.weightspace.zoo.containers import MLPSpec, Zoo
 from hgutils.weightspace.zoo.siren import fit_sirens

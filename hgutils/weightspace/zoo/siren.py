@@ -2,7 +2,7 @@
 
 - :func:`siren_mse_value_and_grad` -- per-network MSE and its gradient without autograd;
 - :func:`auto_batch_size` -- the fastest batch of networks on this machine, measured;
-- :func:`fit_sirens` -- Adam on stacked SIRENs through :func:`hgutils.weightspace.stacked.train_stacked`.
+- :func:`fit_sirens` -- Adam on stacked SIRENs through :func:`hgutils.weightspace.batched_training.train_stacked`.
 
 SIREN: Sitzmann et al. (2020), "Implicit Neural Representations with Periodic Activation Functions"
 (arXiv:2006.09661), :math:`h_{l+1} = \\sin(\\omega_0 (W_l h_l + b_l))`.
@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 from torch import Tensor
 
-from hgutils.weightspace.stacked import init_mlp, train_stacked
+from hgutils.weightspace.batched_training import train_stacked
+from hgutils.weightspace.stacked_mlp import init_mlp
 from hgutils.weightspace.zoo.containers import MLPSpec
 
 log = logging.getLogger("hgutils")
