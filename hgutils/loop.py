@@ -1,11 +1,11 @@
-"""The one training loop of the companion: every model of every notebook trains through :func:`train`.
+r"""The one training loop of the companion: every model of every notebook trains through :func:`train`.
 
 What differs between models -- how a batch is drawn, what one optimiser step does, what is
 evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
 
 * a budget in epochs and/or optimiser steps (:class:`Budget`);
-* evaluation after every epoch, early stopping on the validation score with ``patience``, and the
-  best weights restored at the end (when the task has a validation score);
+* evaluation after every epoch, early stopping on the validation score by the *plateau rule*
+  (below), and the best weights restored at the end (when the task has a validation score);
 * the training curves: one row per epoch with the mean training terms, the validation metrics, the
   step count and the wall time (:attr:`TrainLog.history`);
 * checkpoint / resume: after every epoch the loop's state and the task's state are written
@@ -17,6 +17,23 @@ evaluated -- lives in a :class:`TrainTask`; what is common lives here, once:
   before the first step and after the last (:meth:`TrainTask.probe`); a run whose loss never left
   its initial plateau, or whose training accuracy stayed at chance, is marked *did not train*;
 * a progress bar over optimiser steps (:func:`hgutils.progress.progress`).
+
+**The plateau rule.** An epoch counts as *better* only when its validation score beats the reference
+score :math:`s_\mathrm{ref}` (the last score that counted as better) by more than ``min_delta``:
+
+.. math::
+
+    g(s, s_\mathrm{ref}) = \begin{cases} (s - s_\mathrm{ref}) / |s_\mathrm{ref}| & \text{relative (losses, MSE)} \\
+    s - s_\mathrm{ref} & \text{absolute (accuracy, Kendall } \tau) \end{cases} \; > \; \delta_\min ,
+
+so a score that creeps up by small steps still resets the count once the steps add up to
+:math:`\delta_\min`, and a run stops on its *plateau* after ``patience`` consecutive epochs that did not
+count -- never before ``min_epochs`` epochs (a flat start is not a plateau). The kind of improvement is
+the task's (:attr:`TrainTask.improvement`); :data:`DEFAULT_MIN_DELTA` gives ``min_delta`` per kind when
+the budget leaves it unset. A run that ends at its budget is *capped* only when it was still improving:
+when the best score of its last ``patience`` epochs beats the best before them by more than
+:math:`\delta_\min` (:attr:`TrainLog.window_gain`); a run that reaches its budget on a plateau has
+converged. A task without a validation score cannot show a plateau, so its budget always caps it.
 
 The tasks in the library: :class:`hgutils.weightspace.tasks.MetaNetTask` (meta-networks on a
 zoo), :class:`hgutils.nn.fitting.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
@@ -41,7 +58,43 @@ from hgutils.repro import load_checked, save_checked
 
 log = logging.getLogger("hgutils")
 
-__all__ = ["Budget", "GateResult", "LearnabilityGate", "TrainLog", "TrainTask", "combine_gates", "train"]
+__all__ = [
+    "DEFAULT_MIN_DELTA",
+    "IMPROVEMENTS",
+    "STOPS",
+    "Budget",
+    "GateResult",
+    "LearnabilityGate",
+    "TrainLog",
+    "TrainTask",
+    "combine_gates",
+    "improvement",
+    "train",
+]
+
+#: how a validation score's improvement is measured (:attr:`TrainTask.improvement`, :func:`improvement`)
+IMPROVEMENTS: tuple[str, ...] = ("relative", "absolute")
+
+#: the minimum improvement that counts, per kind, when a :class:`Budget` leaves ``min_delta`` unset.
+#: ``relative``, 1 %: a loss (reconstruction, InfoNCE, MSE) that falls by less than 1 % of itself over a
+#: whole patience window (10-20 epochs) moves the final metrics by less than their seed-to-seed spread
+#: (5-15 % of the mean for the probe MSE of notebook 02 and the reconstruction losses of 01-03 and 07);
+#: ``absolute``, 0.005: half a point of accuracy (2 of notebook 01's 400 validation networks) or 0.005 of
+#: Kendall tau, below the smallest difference any of our ledgers can resolve (1-4 points, 0.01-0.03 tau).
+DEFAULT_MIN_DELTA: dict[str, float] = {"relative": 0.01, "absolute": 0.005}
+
+#: why a run ended (:attr:`TrainLog.stopped`)
+STOPS: tuple[str, ...] = ("plateau", "budget", "diverged", "finished")
+
+
+def improvement(score: float, reference: float, kind: str) -> float:
+    r"""The gain of ``score`` over ``reference`` (both higher-is-better): :math:`(s - s_\mathrm{ref})/|s_\mathrm{ref}|`
+    for ``kind="relative"``, :math:`s - s_\mathrm{ref}` for ``"absolute"`` (module docstring)."""
+    if kind == "relative":
+        return (score - reference) / max(abs(reference), 1e-12)
+    if kind == "absolute":
+        return score - reference
+    raise ValueError(f"kind must be one of {IMPROVEMENTS}; got {kind!r}")
 
 
 @dataclass(frozen=True)
@@ -49,15 +102,19 @@ class Budget:
     """How long to train and when to stop.
 
     ``epochs`` passes over the task's batches, cut at ``max_steps`` optimiser steps when given (at
-    least one of the two is required). With ``patience``, training stops after that many
-    consecutive evaluations without a better validation score; ``restore_best`` then ends with the
-    weights of the best evaluation (only for tasks with a validation score).
+    least one of the two is required): the ceiling. With ``patience``, training stops on its plateau
+    (module docstring): after that many consecutive evaluations none of which beat the reference
+    score by more than ``min_delta`` (``None``: :data:`DEFAULT_MIN_DELTA` of the task's kind of
+    improvement), but not before ``min_epochs`` epochs; ``restore_best`` then ends with the weights of
+    the best evaluation (only for tasks with a validation score).
     """
 
     epochs: int | None = None
     max_steps: int | None = None
     patience: int | None = None
     restore_best: bool = True
+    min_delta: float | None = None
+    min_epochs: int = 0
 
     def __post_init__(self) -> None:
         if self.epochs is None and self.max_steps is None:
@@ -66,6 +123,16 @@ class Budget:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise ValueError(f"Budget.{name} must be a positive int or None; got {v!r}")
+        if not isinstance(self.min_epochs, int) or isinstance(self.min_epochs, bool) or self.min_epochs < 0:
+            raise ValueError(f"Budget.min_epochs must be an int >= 0; got {self.min_epochs!r}")
+        if self.min_delta is not None and not (math.isfinite(self.min_delta) and self.min_delta >= 0):
+            raise ValueError(f"Budget.min_delta must be a finite number >= 0 or None; got {self.min_delta!r}")
+
+    def delta(self, kind: str) -> float:
+        """The minimum improvement that counts for a score of ``kind`` (:data:`IMPROVEMENTS`)."""
+        if kind not in IMPROVEMENTS:
+            raise ValueError(f"kind must be one of {IMPROVEMENTS}; got {kind!r}")
+        return DEFAULT_MIN_DELTA[kind] if self.min_delta is None else float(self.min_delta)
 
     def total_steps(self, steps_per_epoch: int) -> int:
         """Optimiser steps this budget allows for a task with ``steps_per_epoch`` steps per epoch."""
@@ -90,6 +157,9 @@ class TrainTask(abc.ABC):
 
     steps_per_epoch: int = 1
     eval_prefix: str = "val_"  # history columns of :meth:`evaluate` (``"test_"`` when it scores the test split)
+    #: how :meth:`score` improves (:data:`IMPROVEMENTS`): ``"relative"`` for losses and MSE, ``"absolute"`` for
+    #: accuracy and Kendall tau (the plateau rule's ``min_delta`` is read in these units)
+    improvement: str = "relative"
 
     @abc.abstractmethod
     def batches(self, epoch: int) -> Iterable[Any]:
@@ -231,6 +301,12 @@ class TrainLog:
     ``epoch_seconds`` (evaluation included) and ``train_seconds`` (the optimiser steps only).
     ``initial`` and ``final`` are :meth:`TrainTask.probe` before the first step and
     after training: what :meth:`gate` compares.
+
+    Why the run ended: ``stopped`` (:data:`STOPS`: ``"plateau"``, ``"budget"``, ``"diverged"`` or
+    ``"finished"`` -- the task had nothing left to train), ``stop_detail`` (the same in words),
+    ``window_gain`` (the best score of the last ``patience`` epochs over the best before them, in the
+    units of ``improvement``; ``nan`` without a validation score) and ``min_delta`` (the threshold the
+    run was held to); :attr:`capped` says whether the budget ended it while it was still improving.
     """
 
     history: list[dict[str, float]] = field(default_factory=list)
@@ -242,8 +318,35 @@ class TrainLog:
     best_epoch: int = -1
     best_score: float = -math.inf
     stopped: str = ""
+    scores: list[float] = field(default_factory=list)  # the validation score of every evaluated epoch
     resumed_from: int | None = None
     diverged: str = ""  # where and why a non-finite loss ended the run ("" when it did not)
+    stop_detail: str = ""
+    window_gain: float = math.nan
+    min_delta: float = math.nan
+    improvement: str = "relative"
+
+    @property
+    def capped(self) -> bool:
+        """True when the budget ended the run while its validation score was still improving by more
+        than ``min_delta`` over the last patience window (or when it had no validation score to tell)."""
+        if self.stopped != "budget":
+            return False
+        return not math.isfinite(self.window_gain) or self.window_gain > self.min_delta
+
+    def describe(self) -> str:
+        """Why the run ended, in words, with its best epoch and its last window's improvement."""
+        gain = _fmt_gain(self.window_gain, self.improvement)
+        delta = _fmt_gain(self.min_delta, self.improvement)
+        best = f"best epoch {self.best_epoch}" if self.best_epoch >= 0 else "no validation score"
+        if self.stopped == "budget":
+            state = "still improving: capped" if self.capped else "on its plateau: converged"
+            if not math.isfinite(self.window_gain):
+                return f"budget spent ({self.stop_detail}); {best}; no validation score: capped"
+            return f"budget spent {state} (last window {gain} vs min_delta {delta}); {best}"
+        if self.stopped == "plateau":
+            return f"plateau ({self.stop_detail}); {best}"
+        return f"{self.stopped}: {self.stop_detail}; {best}"
 
     def curve(self, key: str) -> list[float]:
         """One column of the history (``nan`` where an epoch lacks it)."""
@@ -261,6 +364,25 @@ class TrainLog:
     def seconds_per_epoch(self) -> float:
         t = self.epoch_seconds
         return sum(t) / len(t) if t else math.nan
+
+
+def _fmt_gain(x: float, kind: str) -> str:
+    if not math.isfinite(x):
+        return "n/a"
+    return f"{100 * x:+.2f} %" if kind == "relative" else f"{x:+.4f}"
+
+
+def window_gain(scores: list[float], window: int | None, kind: str) -> float:
+    """The improvement (:func:`improvement`) of the best of the last ``window`` scores over the best of the
+    scores before them; with ``window`` ``None`` or no score before the window, over the first score
+    (``nan`` without scores)."""
+    s = [x for x in scores if math.isfinite(x)]
+    if not s:
+        return math.nan
+    w = len(s) if window is None else window
+    before = s[:-w] if len(s) > w else s[:1]
+    recent = s[-w:] if len(s) > w else s[1:] or s[:1]
+    return improvement(max(recent), max(before), kind)
 
 
 def _probe(task: TrainTask) -> dict[str, float]:
@@ -288,8 +410,11 @@ def train(
     spe = max(int(task.steps_per_epoch), 1)
     total = budget.total_steps(spe)
     n_epochs = budget.n_epochs(spe)
-    res = TrainLog()
+    kind = getattr(task, "improvement", "relative")
+    delta = budget.delta(kind)
+    res = TrainLog(min_delta=delta, improvement=kind)
     best, bad, start = None, 0, 0
+    ref = -math.inf  # the plateau rule's reference score: the last score that counted as better
     ckpt = Path(checkpoint) if checkpoint is not None else None
     if ckpt is not None and ckpt.exists():
         try:
@@ -297,16 +422,21 @@ def train(
             if st.get("key") != key:
                 raise ValueError("checkpoint belongs to another configuration")
             task.load_state_dict(st["task"])
-            best, bad = st["best"], st["bad"]
+            best, bad, ref = st["best"], st["bad"], st["reference"]
             res.history, res.initial, res.steps = st["history"], st["initial"], st["steps"]
             res.train_seconds, res.epoch_seconds = (list(x) for x in st["seconds"])
-            res.best_epoch, res.best_score = st["best_epoch"], st["best_score"]
+            res.best_epoch, res.best_score, res.scores = st["best_epoch"], st["best_score"], list(st["scores"])
             start = res.resumed_from = st["epoch"] + 1
             log.info("resumed %s from epoch %d", ckpt, start)
         except (ValueError, KeyError, RuntimeError) as exc:
             log.warning("checkpoint %s not usable (%s); starting fresh", ckpt, exc)
     spent = budget.max_steps is not None and res.steps >= budget.max_steps
-    stopped = start >= n_epochs or spent or (budget.patience is not None and bad >= budget.patience)
+    plateau = _on_plateau(budget, bad, start)
+    stopped = start >= n_epochs or spent or plateau
+    if plateau:
+        res.stopped, res.stop_detail = "plateau", _plateau_detail(budget, bad, delta, kind)
+    elif spent:
+        res.stopped, res.stop_detail = "budget", f"{budget.max_steps} optimiser steps"
     if start == 0:
         res.initial = _probe(task)
     completed = True
@@ -327,18 +457,21 @@ def train(
                     for k, v in terms.items():
                         sums[k] = sums.get(k, 0.0) + v
                     if task.should_stop():
-                        stopped, completed, res.stopped = True, False, "task finished"
+                        stopped, completed = True, False
+                        res.stopped, res.stop_detail = "finished", "the task had nothing left to train"
                         break
                     if budget.max_steps is not None and res.steps >= budget.max_steps:
-                        stopped, res.stopped = True, "step budget spent"
+                        stopped = True
+                        res.stopped, res.stop_detail = "budget", f"{budget.max_steps} optimiser steps"
                         break
             except FloatingPointError as exc:
                 where = f"epoch {epoch}, step {res.steps + 1}"
                 if best is None or not budget.restore_best:
                     raise FloatingPointError(f"{desc or type(task).__name__} diverged at {where}: {exc}") from exc
                 res.diverged = f"{where}: {exc}"
-                res.stopped = f"diverged at {where}; kept the best validated epoch {res.best_epoch}"
-                log.info("%s %s", desc or type(task).__name__, res.stopped)  # the row says it (diverged)
+                res.stopped = "diverged"
+                res.stop_detail = f"at {where}; kept the best validated epoch {res.best_epoch}"
+                log.info("%s diverged %s", desc or type(task).__name__, res.stop_detail)  # the row says it
                 break
             t_train = time.perf_counter() - t0
             row: dict[str, float] = {"epoch": epoch, "step": res.steps, **task.end_epoch(epoch, sums, n)}
@@ -346,13 +479,17 @@ def train(
             row.update({f"{task.eval_prefix}{k}": v for k, v in val.items()})
             score = task.score(val)
             if score is not None:
+                res.scores.append(float(score))
                 if score > res.best_score or res.best_epoch < 0:
-                    res.best_score, res.best_epoch, bad = score, epoch, 0
+                    res.best_score, res.best_epoch = score, epoch
                     best = task.snapshot()
+                if ref == -math.inf or improvement(score, ref, kind) > delta:
+                    ref, bad = score, 0
                 else:
                     bad += 1
-                if budget.patience is not None and bad >= budget.patience:
-                    stopped, res.stopped = True, f"no better validation score for {bad} epochs"
+                if not stopped and _on_plateau(budget, bad, epoch + 1):
+                    stopped = True
+                    res.stopped, res.stop_detail = "plateau", _plateau_detail(budget, bad, delta, kind)
             res.history.append(row)
             res.train_seconds.append(t_train)
             res.epoch_seconds.append(time.perf_counter() - t0)
@@ -365,6 +502,8 @@ def train(
                         "task": task.state_dict(),
                         "best": best,
                         "bad": bad,
+                        "reference": ref,
+                        "scores": res.scores,
                         "history": res.history,
                         "seconds": (res.train_seconds, res.epoch_seconds),
                         "initial": res.initial,
@@ -380,5 +519,15 @@ def train(
         task.restore(best)
     res.final = _probe(task)
     if not res.stopped:
-        res.stopped = "epoch budget spent"
+        res.stopped, res.stop_detail = "budget", f"{n_epochs} epochs"
+    res.window_gain = window_gain(res.scores, budget.patience, kind)
     return res
+
+
+def _on_plateau(budget: Budget, bad: int, epochs_done: int) -> bool:
+    """Whether the plateau rule ends the run after ``epochs_done`` epochs, ``bad`` of them in a row not better."""
+    return budget.patience is not None and bad >= budget.patience and epochs_done >= budget.min_epochs
+
+
+def _plateau_detail(budget: Budget, bad: int, delta: float, kind: str) -> str:
+    return f"{bad} epochs without an improvement above {_fmt_gain(delta, kind).lstrip('+')}"

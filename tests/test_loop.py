@@ -84,20 +84,20 @@ def test_history_has_one_row_per_epoch_and_the_loss_falls():
     assert loss[-1] < 0.1 * loss[0]
     assert all(a >= b >= 0 for a, b in zip(log.epoch_seconds, log.train_seconds)) and len(log.epoch_seconds) == 5
     assert "val_mse" in log.history[0] and log.initial["loss"] > 10 * log.final["loss"]
-    assert task.finished is True and log.stopped == "epoch budget spent"
+    assert task.finished is True and log.stopped == "budget" and log.stop_detail == "5 epochs"
 
 
 def test_max_steps_cut_an_epoch_short_and_it_is_still_evaluated():
     log = train(LinearTask(), Budget(epochs=10, max_steps=6))
     assert log.steps == 6 and [r["step"] for r in log.history] == [4, 6]
-    assert log.stopped == "step budget spent"
+    assert log.stopped == "budget" and log.stop_detail == "6 optimiser steps"
 
 
 def test_early_stopping_restores_the_best_weights():
     # lr too large: the validation error grows every epoch after the first
     task = LinearTask(lr=1.5)
     log = train(task, Budget(epochs=20, patience=2))
-    assert len(log.history) == 3 and log.best_epoch == 0 and log.stopped.startswith("no better validation")
+    assert len(log.history) == 3 and log.best_epoch == 0 and log.stopped == "plateau"
     best_mse = log.history[0]["val_mse"]
     assert task.evaluate()["mse"] == pytest.approx(best_mse)
     task2 = LinearTask(lr=1.5)
@@ -112,7 +112,7 @@ def test_a_task_that_finishes_stops_the_loop():
 
     task = Converges()
     log = train(task, Budget(epochs=5))
-    assert log.steps == 3 and task.finished is False and log.stopped == "task finished"
+    assert log.steps == 3 and task.finished is False and log.stopped == "finished"
 
 
 def test_interrupted_run_resumes_to_the_same_result(tmp_path):
@@ -173,7 +173,8 @@ def test_a_run_that_diverges_after_a_validated_epoch_keeps_its_best_epoch_and_sa
     res = train(task, Budget(epochs=10, patience=100), desc="toy")
     assert len(res.history) == 2 and res.steps == 10  # the broken epoch is not recorded
     assert res.diverged.startswith("epoch 2, step 11: non-finite loss")
-    assert res.stopped == "diverged at epoch 2, step 11; kept the best validated epoch 1"
+    assert res.stopped == "diverged" and res.stop_detail == "at epoch 2, step 11; kept the best validated epoch 1"
+    assert not res.capped
     assert torch.isfinite(task.w).all()  # the best epoch's weights, not the NaN ones
     assert res.final["loss"] < res.initial["loss"]  # the learnability check reads the kept weights
 
@@ -203,3 +204,102 @@ def test_combine_gates_lists_each_run_or_counts_them_and_names_the_weakest():
         combine_gates({})
     with pytest.raises(ValueError, match="summary"):
         combine_gates({"a": ok}, summary="worst")
+
+
+class ScriptedTask(LinearTask):
+    """LinearTask whose validation score follows a script (one value per epoch; higher is better)."""
+
+    def __init__(self, scores, improvement="relative"):
+        super().__init__()
+        self.script, self.improvement, self.epoch = list(scores), improvement, -1
+
+    def batches(self, epoch):
+        self.epoch = epoch
+        return super().batches(epoch)
+
+    def evaluate(self):
+        return {"s": self.script[min(self.epoch, len(self.script) - 1)]}
+
+    def score(self, metrics):
+        return metrics["s"]
+
+
+def test_improvement_is_relative_for_losses_and_absolute_for_accuracy():
+    from hgutils.loop import improvement
+
+    assert improvement(-3.10, -3.17, "relative") == pytest.approx(0.07 / 3.17)  # a loss 3.17 -> 3.10
+    assert improvement(0.255, 0.25, "absolute") == pytest.approx(0.005)
+    with pytest.raises(ValueError, match="relative"):
+        improvement(1.0, 0.0, "percent")
+    with pytest.raises(ValueError, match="min_delta"):
+        Budget(epochs=3, min_delta=-0.1)
+    with pytest.raises(ValueError, match="min_epochs"):
+        Budget(epochs=3, min_epochs=-1)
+    assert Budget(epochs=3).delta("relative") == 0.01 and Budget(epochs=3).delta("absolute") == 0.005
+    assert Budget(epochs=3, min_delta=0.1).delta("absolute") == 0.1
+
+
+def test_a_creeping_loss_stops_on_its_plateau():
+    # notebook 07's encoder: validation loss 3.17 -> 3.10 over 58 epochs (0.04 % per epoch). Any gain used to
+    # reset patience, so the run crept to its cap; under the plateau rule it stops once 15 epochs add up to
+    # less than 1 %
+    creep = [-(3.17 - 0.07 * e / 58) for e in range(150)]
+    log = train(ScriptedTask(creep), Budget(epochs=150, patience=15))
+    assert log.stopped == "plateau" and len(log.history) < 40 and not log.capped
+    assert log.best_epoch == len(log.history) - 1  # the best weights are the last (best) epoch's, not the reference's
+    old_rule = train(ScriptedTask(creep), Budget(epochs=150, patience=15, min_delta=0.0))
+    assert old_rule.stopped == "budget" and len(old_rule.history) == 150  # any gain resets: to the cap
+
+
+def test_a_flat_start_does_not_stop_a_run_before_its_minimum_epochs():
+    # flat for 30 epochs, then rising (NFN_NP on notebook 01's zoo)
+    flat_then_rise = [0.10] * 30 + [0.10 + 0.01 * k for k in range(1, 31)] + [0.40] * 40
+    early = train(ScriptedTask(flat_then_rise, "absolute"), Budget(epochs=100, patience=15))
+    assert early.stopped == "plateau" and len(early.history) == 16  # mistaken for a plateau
+    log = train(ScriptedTask(flat_then_rise, "absolute"), Budget(epochs=100, patience=15, min_epochs=40))
+    assert log.stopped == "plateau" and log.best_score == pytest.approx(0.40) and len(log.history) == 75
+    never = train(ScriptedTask([0.10] * 100, "absolute"), Budget(epochs=100, patience=15, min_epochs=40))
+    assert len(never.history) == 40  # a run that never leaves its start stops at its minimum
+
+
+def test_a_steep_curve_at_the_ceiling_is_capped_and_a_plateau_at_the_ceiling_is_converged():
+    steep = [-(3.0 - 0.05 * e) for e in range(20)]  # 1.7-3 % better every epoch
+    log = train(ScriptedTask(steep), Budget(epochs=20, patience=5))
+    assert log.stopped == "budget" and log.capped
+    assert log.window_gain == pytest.approx((2.30 - 2.05) / 2.30)  # best of the last 5 (epoch 19) over epoch 14
+    assert "capped" in log.describe() and "best epoch 19" in log.describe()
+    flat_end = [-(3.0 - 0.1 * e) for e in range(10)] + [-2.1] * 10
+    log2 = train(ScriptedTask(flat_end), Budget(epochs=20, patience=5, min_epochs=30))  # flat for its last 10
+    assert log2.stopped == "budget" and not log2.capped and log2.window_gain == 0.0
+    short = train(ScriptedTask(flat_end), Budget(epochs=20, patience=12))  # the window reaches the last gain
+    assert short.stopped == "budget" and short.capped
+    assert "converged" in log2.describe()
+    blind = train(LinearTask(), Budget(epochs=2))  # without patience the window is the whole run
+    assert blind.stopped == "budget"
+
+
+def test_a_run_without_a_validation_score_reaching_its_budget_is_capped():
+    class NoScore(LinearTask):
+        def score(self, metrics):
+            return None
+
+    log = train(NoScore(), Budget(epochs=2, patience=1))
+    assert log.stopped == "budget" and log.capped and math.isnan(log.window_gain)
+
+
+def test_the_plateau_rule_resumes_with_its_reference_score(tmp_path):
+    creep = [-(3.17 - 0.07 * e / 58) for e in range(150)]
+    ref = train(ScriptedTask(creep), Budget(epochs=150, patience=15))
+
+    class Dies(ScriptedTask):
+        def step(self, idx, progress):
+            if self.epoch == 12:
+                raise KeyboardInterrupt("simulated interruption")
+            return super().step(idx, progress)
+
+    ckpt = tmp_path / "run.ckpt"
+    with pytest.raises(KeyboardInterrupt):
+        train(Dies(creep), Budget(epochs=150, patience=15), checkpoint=ckpt, key="k")
+    again = train(ScriptedTask(creep), Budget(epochs=150, patience=15), checkpoint=ckpt, key="k")
+    assert again.resumed_from == 12 and len(again.history) == len(ref.history)
+    assert again.stopped == ref.stopped == "plateau" and again.window_gain == pytest.approx(ref.window_gain)

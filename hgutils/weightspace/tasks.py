@@ -66,7 +66,9 @@ class TrainConfig:
     optimizer: str = "adam"  # "adam" | "adamw" (Euclidean parameters)
     amsgrad: bool = False  # the AMSGrad variant of Adam / AdamW
     warmup_steps: int = 0  # linear learning-rate warmup from 0 over this many optimiser steps
-    patience: int = 10  # early stopping: epochs without validation improvement
+    patience: int = 10  # plateau rule: epochs in a row without an improvement above min_delta (hgutils.loop)
+    min_delta: float | None = None  # plateau rule's minimum improvement (None: hgutils.loop.DEFAULT_MIN_DELTA)
+    min_epochs: int = 0  # the plateau rule never stops a run before this many epochs (a flat start)
     seed: int = 0  # shuffling / augmentation / sampling seed
     grad_clip: float | None = 5.0  # global gradient-norm clip (None = off)
     max_steps: int | None = None  # hard cap on optimiser steps (kept for old callers; ``steps`` is the budget)
@@ -102,11 +104,10 @@ class TrainConfig:
 
     def budget(self) -> Budget:
         """The loop's :class:`hgutils.loop.Budget` for these settings."""
+        rule = {"patience": self.patience, "min_delta": self.min_delta, "min_epochs": self.min_epochs}
         if self.steps is not None:
-            return Budget(max_steps=self.steps, patience=self.patience, restore_best=self.restore_best)
-        return Budget(
-            epochs=self.epochs, max_steps=self.max_steps, patience=self.patience, restore_best=self.restore_best
-        )
+            return Budget(max_steps=self.steps, restore_best=self.restore_best, **rule)
+        return Budget(epochs=self.epochs, max_steps=self.max_steps, restore_best=self.restore_best, **rule)
 
 
 @dataclass
@@ -125,13 +126,35 @@ class FitResult:
     pretrain_log: TrainLog | None = None  # two-stage protocol: the self-supervised stage
     recon: dict[str, float] = field(default_factory=dict)  # two-stage: reconstruction metrics (validation)
 
-    stopped: dict[str, str] = field(default_factory=dict)  # per stage: why the loop stopped
+    stages: dict[str, TrainLog] = field(default_factory=dict)  # per stage ("reconstruction", "task"): its loop record
+
+    @property
+    def stopped(self) -> dict[str, str]:
+        """Per stage, why the loop stopped, in words (:meth:`hgutils.loop.TrainLog.describe`)."""
+        return {k: lg.describe() for k, lg in self.stages.items()}
 
     @property
     def capped(self) -> bool:
-        """True when a stage stopped because its budget ran out (not by early stopping): the run may
-        not have converged, and a claim resting on it must say so."""
-        return any(is_capped(v) for v in self.stopped.values())
+        """True when a stage's budget ended it while its validation score was still improving by more
+        than the plateau rule's ``min_delta`` (:attr:`hgutils.loop.TrainLog.capped`): the run had not
+        converged, and a claim resting on it must say so."""
+        return any(lg.capped for lg in self.stages.values())
+
+    def stage_columns(self) -> dict[str, Any]:
+        """Per stage, the results-row columns ``<stage>_stop`` (plateau, budget, diverged, finished),
+        ``<stage>_best_epoch``, ``<stage>_window_gain`` (the last patience window's improvement) and
+        ``<stage>_capped``."""
+        out: dict[str, Any] = {}
+        for k, lg in self.stages.items():
+            out.update(
+                {
+                    f"{k}_stop": lg.stopped,
+                    f"{k}_best_epoch": lg.best_epoch,
+                    f"{k}_window_gain": lg.window_gain,
+                    f"{k}_capped": lg.capped,
+                }
+            )
+        return out
 
     @property
     def diverged(self) -> str:
@@ -148,11 +171,6 @@ class FitResult:
     def gate_summary(self) -> dict[str, Any]:
         """``{"trained": bool, "reason": "stage: reason; ..."}`` for the claims ledger."""
         return {"trained": self.trained, "reason": combine_gates(self.gates)["reason"] if self.gates else ""}
-
-
-def is_capped(stopped: str) -> bool:
-    """Whether a :attr:`hgutils.loop.TrainLog.stopped` reason is a spent budget (epochs or steps)."""
-    return stopped in ("epoch budget spent", "step budget spent")
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -178,6 +196,12 @@ def compute_metrics(task: str, out: Tensor, target: Tensor) -> dict[str, float]:
             res["kendall_tau"] = kendall_tau(pred.cpu(), t.cpu())
         return res
     return {}
+
+
+def _improvement(task: str) -> str:
+    """How the validation score of ``task`` improves (:data:`hgutils.loop.IMPROVEMENTS`): absolute for
+    accuracy (classification) and Kendall tau (accuracy prediction), relative for MSE and losses."""
+    return "absolute" if task in ("classification", "accuracy") else "relative"
 
 
 def _score(task: str, metrics: dict[str, float]) -> float:
@@ -360,6 +384,11 @@ class MetaNetTask(TrainTask):
         self.epoch = 0
         self.skipped_in_a_row = 0  # consecutive steps skipped for a non-finite gradient
 
+    @property
+    def improvement(self) -> str:  # type: ignore[override]
+        """The plateau rule's units: absolute for accuracy and Kendall tau, relative for MSE and InfoNCE."""
+        return _improvement(self.model.task)
+
     def batches(self, epoch: int) -> Iterable[Tensor]:
         self.epoch = epoch
         self.model.train()
@@ -473,6 +502,8 @@ class ReconstructionTask(MetaNetTask):
     task head is not trained. Validation score and probe: the deterministic full-graph
     reconstruction loss (link + magnitude + sign) without refinement."""
 
+    improvement = "relative"  # a loss
+
     def _terms(self, b: Tensor, progress: float) -> tuple[dict[str, Tensor], dict[str, float]]:
         batch = to_device(self.data[b], self.dev)
         return self.model.pretrain_terms(batch, progress, self.gen), self.model.recon_weights()
@@ -516,6 +547,7 @@ class EmbeddingHeadTask(TrainTask):
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.opt = torch.optim.Adam(model.head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.steps_per_epoch = math.ceil(len(train_idx) / cfg.batch_size)
+        self.improvement = _improvement(model.task)
 
     def batches(self, epoch: int) -> Iterable[Tensor]:
         self.model.head.train()
@@ -629,12 +661,15 @@ def fit(
     key = config_hash({"cfg": asdict(cfg), "model": type(model).__name__, "n": n, "train": tr, "val": va})
     res = FitResult()
     if protocol in ("two_stage", "finetune"):
-        # stage 1: the run's budget (epochs with early stopping on the validation reconstruction loss), or
-        # ``pretrain_steps`` optimiser steps; on the first ``pretrain_networks`` training networks when set
+        # stage 1 trains to its own plateau on the validation reconstruction loss (the plateau rule, with the
+        # run's patience and min_delta); its ceiling is the run's budget, or ``pretrain_steps`` optimiser steps
+        # when set. No minimum epochs: a reconstruction loss falls from its first step, the flat start the
+        # minimum guards against is a task stage's score at chance. On the first ``pretrain_networks``
+        # training networks when set
         pre_steps = model.cfg.pretrain_steps
         if pre_steps is not None and cfg.steps is not None:
             pre_steps = min(pre_steps, cfg.steps)
-        pcfg = replace(cfg, steps=pre_steps if pre_steps is not None else cfg.steps, checkpoint_path=None)
+        pcfg = replace(cfg, steps=pre_steps if pre_steps is not None else cfg.steps, checkpoint_path=None, min_epochs=0)
         k = getattr(model.cfg, "pretrain_networks", None)
         tr1 = tr[:k] if k else tr
         stage1 = {k: v for k, v in asdict(model.cfg).items() if not k.startswith(("refine", "head_"))}
@@ -648,7 +683,7 @@ def fit(
             if pretrain_cache is not None:
                 pretrain_cache[pkey] = (copy.deepcopy(model.state_dict()), pl)
         res.pretrain_log, res.gates["reconstruction"] = pl, pl.gate(gate)
-        res.stopped["reconstruction"] = pl.stopped
+        res.stages["reconstruction"] = pl
 
     if protocol == "two_stage":
         used = torch.cat([ix for ix in (tr, va, te) if ix is not None])
@@ -673,7 +708,7 @@ def fit(
             htask = EmbeddingHeadTask(model, z.to(_device_of(model)), target.to(_device_of(model)), tr, va, cfg)
             tl = train(htask, cfg.budget(), desc=f"{desc} head")
             res.gates["task"] = tl.gate(gate, chance)
-            res.stopped["task"] = tl.stopped
+            res.stages["task"] = tl
             for name, ix in (("train", tr), ("val", va), ("test", te)):
                 if ix is not None:
                     res.metrics[name] = compute_metrics(model.task, htask._out(ix).cpu(), target[ix])
@@ -681,7 +716,7 @@ def fit(
         task = MetaNetTask(model, data, target, tr, va, cfg)
         tl = train(task, cfg.budget(), checkpoint=cfg.checkpoint_path, key=key, desc=desc)
         res.gates["task"] = tl.gate(gate, chance)
-        res.stopped["task"] = tl.stopped
+        res.stages["task"] = tl
         for name, ix in (("train", tr), ("val", va), ("test", te)):
             if ix is not None:
                 res.metrics[name] = _evaluate(model, data, target, ix, cfg)
