@@ -81,7 +81,7 @@ from hgutils.ledger import Claims, paper_table
 from hgutils.notebook_tools.tables import table
 from hgutils.plotting import plot_results_bars, plot_training_curves, save_figure
 from hgutils.repro import output_dirs, seed_everything
-from hgutils.weightspace.references import in_zoo_references
+from hgutils.weightspace.in_zoo_baselines import in_zoo_references
 
 logging.getLogger("hgutils").setLevel(logging.WARNING)
 pd.set_option("display.max_colwidth", None)

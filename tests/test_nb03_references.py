@@ -10,8 +10,9 @@ from hgutils.experiments import nb03_cifar_generalization as nb03
 from hgutils.experiments.weightspace_protocol import ComparisonResult, paper_rows, summarize
 from hgutils.ledger import Claims, paper_table
 from hgutils.verdicts import CONTRADICTED, HOLDS, NOT_TESTED
+from hgutils.weightspace.in_zoo_baselines import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, ReferenceRun
 from hgutils.weightspace.inputs import make_splits
-from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun
+from hgutils.weightspace.kendall_ceiling import NoiseCeiling
 
 TAU = {  # per-seed test tau of every variant; NFNs clearly above the trees (0.60), StatNN below them
     "NFN_HNP": [0.75, 0.76, 0.77],

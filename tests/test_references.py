@@ -1,4 +1,4 @@
-"""Tests for hgutils.weightspace.references: the trees references, Kendall tau's jackknife, the
+"""Tests for hgutils.weightspace.in_zoo_baselines and kendall_ceiling: the trees references, Kendall tau's jackknife, the
 label-noise ceiling and verdicts against a reference."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy.stats import kendalltau
 
 from hgutils.verdicts import CONTRADICTED, HOLDS
-from hgutils.weightspace import references as R
+from hgutils.weightspace import in_zoo_baselines as R
+from hgutils.weightspace import kendall_ceiling as K
 from hgutils.weightspace.inputs import Splits, make_splits
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
@@ -48,7 +49,7 @@ def test_kendall_jackknife_is_scipy_tau_b_and_its_leave_one_out(pairs):
     """tau_b equals scipy's (ties included); the jackknife equals brute-force leave-one-out."""
     a = np.array([p[0] for p in pairs], dtype=float)
     b = np.array([p[1] for p in pairs], dtype=float)
-    tau, se = R.kendall_jackknife(a, b)
+    tau, se = K.kendall_jackknife(a, b)
     assert tau == pytest.approx(kendalltau(a, b).statistic, abs=1e-12)
     n = len(a)
     loo = np.array([kendalltau(np.delete(a, i), np.delete(b, i)).statistic for i in range(n)])
@@ -64,7 +65,7 @@ def test_kendall_jackknife_is_scipy_tau_b_and_its_leave_one_out(pairs):
 # --------------------------------------------------------------------------------------------
 def test_ceiling_is_one_without_label_noise():
     acc = np.random.default_rng(0).uniform(0.1, 0.9, 200)
-    c = R.label_noise_ceiling(acc, acc)
+    c = K.label_noise_ceiling(acc, acc)
     assert c.tau_halves == pytest.approx(1.0) and c.tau == pytest.approx(1.0)
     assert c.se_halves == pytest.approx(0.0, abs=1e-12) and c.n_networks == 200
 
@@ -78,7 +79,7 @@ def test_ceiling_matches_the_analytic_value_of_a_gaussian_zoo():
     n, s, sigma = 3000, 0.1, 0.05
     p = 0.5 + s * rng.standard_normal(n)
     a, b = p + sigma * rng.standard_normal(n), p + sigma * rng.standard_normal(n)
-    c = R.label_noise_ceiling(a, b)
+    c = K.label_noise_ceiling(a, b)
     tau_ab = 2 / math.pi * math.asin(s**2 / (s**2 + sigma**2))
     tau_star = 2 / math.pi * math.asin(math.sqrt(s**2 / (s**2 + sigma**2 / 2)))
     assert abs(c.tau_halves - tau_ab) < 3 * c.se_halves and c.se_halves < 0.02
@@ -90,13 +91,13 @@ def test_ceiling_matches_the_analytic_value_of_a_gaussian_zoo():
 
 def test_ceiling_errors():
     with pytest.raises(ValueError, match="one value per network"):
-        R.label_noise_ceiling(np.full(5, 0.5), np.full(4, 0.5))
+        K.label_noise_ceiling(np.full(5, 0.5), np.full(4, 0.5))
     with pytest.raises(ValueError, match="at least 3"):
-        R.label_noise_ceiling([0.1, 0.2], [0.1, 0.2])
+        K.label_noise_ceiling([0.1, 0.2], [0.1, 0.2])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        R.label_noise_ceiling([0.1, 0.2, 1.5], [0.1, 0.2, 0.3])
+        K.label_noise_ceiling([0.1, 0.2, 1.5], [0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="same size"):
-        R.kendall_jackknife([1, 2, 3], [1, 2])
+        K.kendall_jackknife([1, 2, 3], [1, 2])
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,14 +233,14 @@ def test_tree_reference_errors():
 # verdicts against a reference
 # --------------------------------------------------------------------------------------------
 def test_versus_reference_rule():
-    below = R.versus_reference([0.70, 0.72, 0.74], 0.90, 0.01, higher_is_better=False, label="below")
+    below = K.versus_reference([0.70, 0.72, 0.74], 0.90, 0.01, higher_is_better=False, label="below")
     assert below.diff == pytest.approx(0.18)
     assert below.se == pytest.approx(math.sqrt(0.0004 / 3 + 0.0001))
     assert below.verdict == HOLDS
-    above = R.versus_reference([0.70, 0.72, 0.74], 0.90, 0.01, label="above")
+    above = K.versus_reference([0.70, 0.72, 0.74], 0.90, 0.01, label="above")
     assert above.verdict == CONTRADICTED and above.diff == pytest.approx(-0.18)
-    assert math.isnan(R.versus_reference([0.7], 0.9, 0.01).se)  # one seed: no standard error
+    assert math.isnan(K.versus_reference([0.7], 0.9, 0.01).se)  # one seed: no standard error
     with pytest.raises(ValueError, match="per-seed values"):
-        R.versus_reference([], 0.9, 0.01)
+        K.versus_reference([], 0.9, 0.01)
     with pytest.raises(ValueError, match="se must be finite"):
-        R.versus_reference([0.7, 0.8], 0.9, -1.0)
+        K.versus_reference([0.7, 0.8], 0.9, -1.0)

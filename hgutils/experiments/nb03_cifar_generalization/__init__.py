@@ -3,9 +3,9 @@
 The notebook's driver, by job: :mod:`.preset` (the preset :data:`CONFIG`, the paper's numbers
 :data:`PAPER` with each row's source :data:`PAPER_ROW_SOURCES`, dataset resolution, the classifier-zoo
 builder), :mod:`.references` (the in-zoo references -- trees on the weight statistics, trees on the
-hyperparameters alone, the label-noise ceiling; :mod:`hgutils.weightspace.references` -- their tables and
-their rows of the paper table) and :mod:`.claims` (one function per claim id); the protocol is
-:mod:`hgutils.experiments.weightspace_protocol`.
+hyperparameters alone, the label-noise ceiling; :mod:`hgutils.weightspace.in_zoo_baselines` and
+:mod:`hgutils.weightspace.kendall_ceiling` -- their tables and their rows of the paper table) and
+:mod:`.claims` (one function per claim id); the protocol is :mod:`hgutils.experiments.weightspace_protocol`.
 """
 
 from hgutils.experiments.nb03_cifar_generalization.claims import (

@@ -23,9 +23,9 @@ from hgutils.experiments.nb03_cifar_generalization.references import CifarRefere
 from hgutils.experiments.weightspace_protocol.results import rows_gate
 from hgutils.ledger import Claims
 from hgutils.verdicts import all_of, compare_ordering, compare_seeds
-from hgutils.weightspace import references as refs_mod
+from hgutils.weightspace.in_zoo_baselines import TREES_HPARAMS, TREES_STATS
+from hgutils.weightspace.kendall_ceiling import versus_reference
 from hgutils.weightspace.metanets.gth_gmn import CITATION
-from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS
 
 #: the baselines read on the final checkpoint and on the trajectory
 TRAJECTORY_BASELINES: tuple[str, ...] = ("NFN_HNP", "NFN_NP", "StatNN", "GMN", "FlatMLP")
@@ -186,9 +186,7 @@ def claim_below_ceiling(
     if refs is None:
         return _no_references(claims, "below-ceiling")
     c, models = refs.ceiling, list(tau)
-    below = [
-        refs_mod.versus_reference(tau[m], c.tau, c.se, higher_is_better=False, label=f"{m} < ceiling") for m in models
-    ]
+    below = [versus_reference(tau[m], c.tau, c.se, higher_is_better=False, label=f"{m} < ceiling") for m in models]
     claims.add(
         "below-ceiling",
         f"every model's Kendall tau is below the label-noise ceiling ({dataset})",
@@ -198,7 +196,7 @@ def claim_below_ceiling(
         test=all_of(below) if judge else None,
         reason=_why(judge),
         source="label-noise ceiling: tau between two disjoint test halves, Spearman-Brown "
-        "(hgutils.weightspace.references)",
+        "(hgutils.weightspace.kendall_ceiling)",
         trained=run.gates(models) if judge else None,
     )
 

@@ -1,5 +1,6 @@
 """Notebook 03's in-zoo references (:func:`cifar_references`: trees on the weight statistics, trees on
-the hyperparameters alone, the label-noise ceiling; :mod:`hgutils.weightspace.references`), their tables
+the hyperparameters alone, the label-noise ceiling; :mod:`hgutils.weightspace.in_zoo_baselines`,
+:mod:`hgutils.weightspace.kendall_ceiling`), their tables
 and their rows of the paper table (:func:`reference_rows`).
 """
 
@@ -13,8 +14,15 @@ import pandas as pd
 
 from hgutils.experiments import weightspace_protocol as cmp
 from hgutils.ledger import PaperRow
-from hgutils.weightspace import references as refs_mod
-from hgutils.weightspace.references import TREES_HPARAMS, TREES_STATS, TREES_STATS_TRAJ, NoiseCeiling, ReferenceRun
+from hgutils.weightspace.in_zoo_baselines import (
+    TREES_HPARAMS,
+    TREES_STATS,
+    TREES_STATS_TRAJ,
+    ReferenceRun,
+    TreeSettings,
+    in_zoo_references,
+)
+from hgutils.weightspace.kendall_ceiling import NoiseCeiling, label_noise_ceiling
 
 
 # --------------------------------------------------------------------------------------------
@@ -31,13 +39,13 @@ class CifarReferences:
 
 
 def cifar_references(
-    zoo: Any, splits: cmp.Splits, seeds: Sequence[int], settings: refs_mod.TreeSettings | None = None
+    zoo: Any, splits: cmp.Splits, seeds: Sequence[int], settings: TreeSettings | None = None
 ) -> CifarReferences:
-    """:func:`hgutils.weightspace.references.in_zoo_references` on ``zoo`` (statistics of the raw
-    weights) and :func:`~hgutils.weightspace.references.label_noise_ceiling` of its test networks."""
-    trees = refs_mod.in_zoo_references(zoo, "accuracy", zoo.meta["test_acc"], splits, seeds, settings)
+    """:func:`hgutils.weightspace.in_zoo_baselines.in_zoo_references` on ``zoo`` (statistics of the raw
+    weights) and :func:`~hgutils.weightspace.kendall_ceiling.label_noise_ceiling` of its test networks."""
+    trees = in_zoo_references(zoo, "accuracy", zoo.meta["test_acc"], splits, seeds, settings)
     te = splits.test
-    return CifarReferences(trees, refs_mod.label_noise_ceiling(zoo.meta["test_acc_a"][te], zoo.meta["test_acc_b"][te]))
+    return CifarReferences(trees, label_noise_ceiling(zoo.meta["test_acc_a"][te], zoo.meta["test_acc_b"][te]))
 
 
 def reference_table(refs: CifarReferences, n_images: int | None = None) -> pd.DataFrame:

@@ -55,7 +55,7 @@ class ClassifierZooConfig(Preset):
 
     ``n_test=None`` labels each network with its accuracy on the whole test split (10,000 images for
     CIFAR-10); the two disjoint random halves of it give ``test_acc_a`` / ``test_acc_b`` (the label
-    noise, :func:`hgutils.weightspace.references.label_noise_ceiling`).
+    noise, :func:`hgutils.weightspace.kendall_ceiling.label_noise_ceiling`).
     """
 
     arch: str = "mlp"  # "mlp" (GTH-GMN is MLP-only) | "cnn" (Small CNN Zoo: 3 conv x 16, GAP, dense)
