@@ -190,8 +190,8 @@ def part_04(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
     import torch
 
     from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
-    from hgutils.nn.fitting import VISION_RECIPE
     from hgutils.nn.resnets import resnet
+    from hgutils.nn.training_recipes import VISION_RECIPE
     from hgutils.runner.paper_dryrun import classifier_step
 
     part = rep.part("04")
@@ -427,7 +427,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
                 epochs=len(fr.history),
                 best_epoch=fr.best_epoch,
                 stopped="; ".join(f"{k}: {lg.stopped}" for k, lg in logs.items() if lg is not None),
-                early_stopped=all("no better validation score" in lg.stopped for lg in logs.values() if lg),
+                early_stopped=all(lg.stopped == "plateau" for lg in logs.values() if lg),
                 trained=fr.trained,
                 gate=fr.gate_summary()["reason"],
                 params=int(sum(p.numel() for p in model.parameters())),

@@ -36,7 +36,7 @@ when the best score of its last ``patience`` epochs beats the best before them b
 converged. A task without a validation score cannot show a plateau, so its budget always caps it.
 
 The tasks in the library: :class:`hgutils.weightspace.tasks.MetaNetTask` (meta-networks on a
-zoo), :class:`hgutils.nn.fitting.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
+zoo), :class:`hgutils.nn.classifier_training.ClassifierTask` (ILNN / HCNN / Euclidean classifiers) and
 :class:`hgutils.weightspace.batched_training.StackedTask` (N small networks trained at once, the zoos).
 """
 

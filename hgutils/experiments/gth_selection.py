@@ -47,7 +47,7 @@ from hgutils.experiments.weightspace_protocol.runner import _Runner
 from hgutils.parallel import forked_map
 from hgutils.repro import cached, seed_everything, source_fingerprint
 from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
-from hgutils.weightspace.tasks import TrainConfig, fit, frozen_probe_components, linear_probe, probe_features
+from hgutils.weightspace.tasks import TrainConfig, fit, probe_features, probe_metrics
 from hgutils.weightspace.zoo.containers import Zoo
 
 __all__ = ["Selection", "SelectionGrid", "choose", "grid_of", "select_for", "select_gth", "validation_score"]
@@ -160,10 +160,8 @@ def validation_score(model: Any, data: Any, target: Tensor | None, splits: Any, 
         if target is None:
             raise ValueError("selecting an InfoNCE encoder needs the probe targets of the training/val networks")
         tr, va = splits.train, splits.val
-        two = model.cfg.protocol == "two_stage"
-        k = frozen_probe_components(model, len(tr), target) if two else None
         xt, xv = probe_features(model, data, tr), probe_features(model, data, va)
-        return name, -linear_probe(xt, target[tr], xv, target[va], components=k)["mse"]
+        return name, -probe_metrics(model, xt, target[tr], xv, target[va])["mse"]
     val = fr.metrics.get("val", {})
     if task == "classification":
         return name, float(val.get("accuracy", float("nan")))
@@ -246,6 +244,7 @@ def _train_cell(ctx: _CellContext, cell: tuple[str, str, float]) -> tuple[dict[s
         "pretrain_steps": int(fr.pretrain_log.steps) if fr.pretrain_log is not None else 0,
         "capped": bool(fr.capped),
         "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
+        **fr.stage_columns(),
         "trained": bool(fr.trained),
         "cpu_seconds": time.process_time() - c0,
     }

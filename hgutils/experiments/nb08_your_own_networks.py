@@ -113,10 +113,10 @@ def network_split(cfg: YourNetworksConfig) -> dict[str, Tensor]:
 
 
 def stage1_gate(log: TrainLog) -> dict[str, Any]:
-    """The learnability check of GTH-GMN's stage 1 (:meth:`TrainLog.gate`), and whether it stopped at its
-    epoch cap rather than by early stopping."""
+    """The learnability check of GTH-GMN's stage 1 (:meth:`TrainLog.gate`), and whether its epoch cap ended it
+    while it was still improving (:attr:`TrainLog.capped`, the plateau rule)."""
     g = log.gate()
-    return {"trained": g.trained, "reason": g.reason, "capped": log.stopped == "epoch budget spent"}
+    return {"trained": g.trained, "reason": g.reason, "capped": log.capped}
 
 
 def layer_names(n_layers: int) -> list[str]:

@@ -281,11 +281,12 @@ def linear_probe(
     components: int | None = None,
 ) -> dict[str, float]:
     r"""Linear regression (with intercept) features -> targets, as DWSNets' probe (scikit-learn's
-    ``LinearRegression``: least squares); test MSE, and the floor ``mean_mse``: the test MSE of
-    predicting the training targets' mean.
+    ``LinearRegression``: least squares); test MSE, the floor ``mean_mse`` (the test MSE of predicting
+    the training targets' mean) and ``probe_dim``, the width the regression read.
 
     ``ridge > 0`` adds :math:`\lambda n I` to :math:`X^\top X` (standardised inputs); ``components``
-    first projects the features on their leading principal components (of the training features).
+    first projects the features on their leading principal components (of the training features)
+    when they are wider than that.
     """
     X, Xt = train_x.double(), test_x.double()
     mu = X.mean(0)
@@ -304,25 +305,41 @@ def linear_probe(
     else:
         beta = torch.linalg.lstsq(X, y - ym).solution
     pred = Xt @ beta + ym
-    return {"mse": float(((pred - yt) ** 2).mean()), "mean_mse": float(((ym - yt) ** 2).mean())}
+    mse = float(((pred - yt) ** 2).mean())
+    return {"mse": mse, "mean_mse": float(((ym - yt) ** 2).mean()), "probe_dim": int(X.shape[1])}
 
 
-#: width of the probe's input for encoders whose embedding is not an InfoNCE head's output (GTH-GMN's
-#: reconstruction-trained embedding): its leading principal components, as many as DWSNets' 16-d output
+#: the width every encoder's linear probe reads (notebook 02's claims compare equal widths): DWSNets' 16-d
+#: encoder output; a wider embedding (GTH-GMN's reconstruction-trained, frozen one) is read through its leading
+#: 16 principal components of the training networks
 PROBE_COMPONENTS = 16
 
 
 def frozen_probe_components(model: MetaNet, n_train: int, target: Tensor) -> int:
-    """Principal components the linear probe reads from a two-stage (frozen) InfoNCE embedding: as
-    many as the head's output width (DWSNets' 16), or under ``head_networks_per_param`` the sizing
+    """Principal components of the *wide* probe of a two-stage (frozen) InfoNCE embedding, shown beside the
+    equal-width one (:data:`PROBE_COMPONENTS`) and labelled: under ``head_networks_per_param`` the sizing
     rule :func:`~hgutils.weightspace.metanets.gth_gmn.config.frozen_head_components` for the probe's
-    ``target.shape[-1]`` outputs."""
+    ``target.shape[-1]`` outputs, else the head's output width."""
 
     rule = getattr(model.cfg, "head_networks_per_param", None)
     if rule is None:
         return getattr(model.head.net[-1], "out_features", PROBE_COMPONENTS)
     k = 1 if target.dim() == 1 else int(target.shape[-1])
     return frozen_head_components(n_train, int(model.emb_mu.shape[0]), k, rule)
+
+
+def probe_metrics(model: MetaNet, train_x: Tensor, train_y: Tensor, test_x: Tensor, test_y: Tensor) -> dict[str, float]:
+    """The linear probe of an InfoNCE encoder (or of a frozen two-stage embedding) from its probe features
+    (:func:`probe_features`) of the training and the test networks, at the equal width
+    :data:`PROBE_COMPONENTS` (``mse``, ``mean_mse``, ``probe_dim``); for a frozen embedding whose sizing
+    rule gives another width, that probe too, labelled ``wide_mse`` / ``wide_probe_dim``."""
+    out = linear_probe(train_x, train_y, test_x, test_y, components=PROBE_COMPONENTS)
+    if _two_stage(model):
+        k = frozen_probe_components(model, len(train_x), train_y)
+        if min(k, train_x.shape[1]) != out["probe_dim"]:
+            wide = linear_probe(train_x, train_y, test_x, test_y, components=k)
+            out.update(wide_mse=wide["mse"], wide_probe_dim=wide["probe_dim"])
+    return out
 
 
 def _evaluate(model: MetaNet, data: Any, target: Tensor | None, idx: Tensor, cfg: TrainConfig) -> dict[str, float]:
@@ -700,8 +717,7 @@ def fit(
         if model.task == "infonce":
             tl = None
             if target is not None and te is not None:
-                k = frozen_probe_components(model, len(tr), target)
-                res.metrics["test"] = linear_probe(emb[tr], target[tr], emb[te], target[te], components=k)
+                res.metrics["test"] = probe_metrics(model, emb[tr], target[tr], emb[te], target[te])
         else:
             if rule is not None:
                 model.size_head(z[tr].to(_device_of(model)))
@@ -721,9 +737,8 @@ def fit(
             if ix is not None:
                 res.metrics[name] = _evaluate(model, data, target, ix, cfg)
         if model.task == "infonce" and target is not None and te is not None:
-            res.metrics["test"].update(
-                linear_probe(probe_features(model, data, tr), target[tr], probe_features(model, data, te), target[te])
-            )
+            xt, xe = probe_features(model, data, tr), probe_features(model, data, te)
+            res.metrics["test"].update(probe_metrics(model, xt, target[tr], xe, target[te]))
     if tl is not None:
         res.history, res.best_epoch, res.best_score = tl.history, tl.best_epoch, tl.best_score
         res.seconds_per_epoch, res.steps, res.resumed_from, res.log = (

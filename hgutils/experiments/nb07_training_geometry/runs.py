@@ -155,7 +155,7 @@ def training_geometry(zoo: Any, cfg: TrainingGeometryConfig, seed: int = 0, devi
     task = ReconstructionTask(model, data, None, sp["train"], sp["val"], tcfg)
     log = train(task, tcfg.budget(), desc="13-layer encoder")
     g = log.gate(LearnabilityGate(cfg.min_loss_drop, 0.0))
-    gate = {"trained": g.trained, "reason": g.reason, "capped": log.stopped == "epoch budget spent"}
+    gate = {"trained": g.trained, "reason": g.reason, "capped": log.capped}
     recon = model.recon_metrics(data[sp["read"]])
     readout = read_geometry(model, data, sp["read"], [int(s) for s in zoo.steps], seed=seed)
     return TrainingGeometry(zoo, model, log, gate, recon, readout, sp)
@@ -169,7 +169,7 @@ def encoder_table(run: TrainingGeometry) -> pd.DataFrame:
         "INRs (train / val / read)": "/".join(str(len(run.split[k])) for k in ("train", "val", "read")),
         "epochs run": len(log.history),
         "best epoch": log.best_epoch + 1,  # counted from 1, as "epochs run"
-        "stopped": log.stopped,
+        "stopped": log.describe(),
         "trained": run.gate["trained"],
     }
     return pd.DataFrame([row | {k: round(float(v), 3) for k, v in run.recon.items()}])

@@ -357,6 +357,7 @@ class _Runner:
             "capped": fr.capped,
             "diverged": fr.diverged,
             "stopped": "; ".join(f"{k}: {v}" for k, v in fr.stopped.items()),
+            **fr.stage_columns(),
             "batch_size": cfg.batch_size,
             "reference_batch": "" if recipe is None else recipe.batch_size,
             "reference_lr": "" if recipe is None else recipe.lr,
@@ -366,6 +367,8 @@ class _Runner:
         for part in ("test", "val", "train"):
             for k, v in fr.metrics.get(part, {}).items():
                 row[f"{part}_{k}"] = v
+        if "test_probe_dim" in row:  # the width the linear probe read (equal for every encoder: PROBE_COMPONENTS)
+            row["probe_dim"] = int(row.pop("test_probe_dim"))
         row.update({f"recon_{k}": v for k, v in fr.recon.items()})
         if VARIANTS[name].base == "GTH-GMN":  # which configuration of the selection grid this row ran
             row.update(protocol=model.cfg.protocol, size=model.cfg.size_name())

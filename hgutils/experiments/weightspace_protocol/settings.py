@@ -43,9 +43,12 @@ class RunSettings:
     recipe_lr_scaling: str = "sqrt"
     augment: tuple[str, ...] = ("recipe",)
     family_lr: Mapping[str, float] | None = None
+    recipe_step_share: float = 1.0
+    warmup_share: float = 0.05
 
     def __post_init__(self) -> None:
         _check_run_fields(self.recipes, self.recipe_lr_scaling, self.workers, self.epoch_caps or {})
+        _check_shares(self.recipe_step_share, self.warmup_share)
         if self.lr_grid is not None and (len(self.lr_grid) == 0 or any(not lr > 0 for lr in self.lr_grid)):
             raise ValueError(f"lr_grid must hold positive learning rates; got {self.lr_grid}")
         if self.inputs not in INPUTS:
@@ -67,7 +70,8 @@ class ComparisonSettings(Preset):
     epochs: int = 3  # epoch cap per model and seed (early stopping on validation decides; a run that reaches
     # the cap is marked capped)
     steps: int | None = None  # optimiser-step cap instead of epochs (None: the epoch cap)
-    patience: int = 1000  # early stopping: epochs without a better validation score
+    patience: int = 1000  # plateau rule: epochs in a row without an improvement above min_delta (hgutils.loop)
+    min_epochs: int = 0  # the plateau rule never stops a task stage before this many epochs (a flat start)
     batch_size: int = 8  # networks per step
     lr: float = 1e-3  # Adam lr when no grid is searched
     lr_grid: tuple[float, ...] = (1e-3, 3e-3)  # per-model learning rates tried on the first seed (validation)
@@ -92,6 +96,9 @@ class ComparisonSettings(Preset):
     workers: int = 1  # processes that fit (model, seed) runs side by side, one thread each (1: in this process)
     epoch_caps: tuple[tuple[str, int], ...] = ()  # (model, epoch cap) pairs that lower the shared cap for a
     # model the budget cannot afford to train to convergence (its capped runs are marked as such)
+    recipe_step_share: float = 1.0  # a recipe keeps its batch only while its run's ceiling holds at least this share
+    # of the shared models' optimiser steps; else its batch is halved until it does (lr by recipe_lr_scaling)
+    warmup_share: float = 0.05  # a recipe's warm-up longer than this share of its run's planned steps is cut to it
     # GTH-GMN's selection grid (hgutils.experiments.gth_selection), run on the first seed before the comparison;
     # the chosen (protocol, size, lr) is the base of every GTH-GMN variant. Smoke: 2 protocols x 1 size x 1 lr
     gth_protocols: tuple[str, ...] = ("two_stage", "joint")  # protocols of the grid
@@ -106,6 +113,9 @@ class ComparisonSettings(Preset):
         "epochs": (1, 10_000),
         "steps": (1, 10_000_000),
         "patience": (1, 10_000),
+        "min_epochs": (0, 10_000),
+        "recipe_step_share": (0.0, 1.0),
+        "warmup_share": (0.0, 1.0),
         "batch_size": (1, 10_000),
         "lr": (0.0, None),
         "lr_grid": (0.0, None),
@@ -141,6 +151,7 @@ class ComparisonSettings(Preset):
                 f"{self.test_fraction}"
             )
         _check_run_fields(self.recipes, self.recipe_lr_scaling, self.workers, dict(self.epoch_caps))
+        _check_shares(self.recipe_step_share, self.warmup_share)
 
     def gate(self) -> Any:
         """The :class:`hgutils.loop.LearnabilityGate` of these settings."""
@@ -152,6 +163,7 @@ class ComparisonSettings(Preset):
             epochs=self.epochs,
             steps=self.steps,
             patience=self.patience,
+            min_epochs=self.min_epochs,
             batch_size=self.batch_size,
             lr=self.lr,
             device=device,
@@ -176,6 +188,8 @@ class ComparisonSettings(Preset):
             augment=tuple(self.augment),
             workers=self.workers,
             epoch_caps=dict(self.epoch_caps),
+            recipe_step_share=self.recipe_step_share,
+            warmup_share=self.warmup_share,
         )
 
 
@@ -187,6 +201,13 @@ def _check_run_fields(recipes: str, lr_scaling: str, workers: int, epoch_caps: M
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
     _check_epoch_caps(epoch_caps)
+
+
+def _check_shares(step_share: float, warmup_share: float) -> None:
+    if not 0.0 <= step_share <= 1.0:
+        raise ValueError(f"recipe_step_share must lie in [0, 1]; got {step_share}")
+    if not 0.0 < warmup_share <= 1.0:
+        raise ValueError(f"warmup_share must lie in (0, 1]; got {warmup_share}")
 
 
 def _check_lr_scaling(rule: str) -> None:
