@@ -44,9 +44,10 @@ import numpy as np
 import torch
 
 from hgutils.experiments.nb04_ilnn_cifar_genomics import ABLATIONS, ILNNConfig, load_cifar
-from hgutils.nn.fitting import VISION_RECIPE, train_classifier
+from hgutils.nn.classifier_training import train_classifier
 from hgutils.nn.ops import LorentzOptions
 from hgutils.nn.resnets import resnet
+from hgutils.nn.training_recipes import VISION_RECIPE
 
 #: variant → (flavour, LorentzOptions changes, batch norm override)
 VARIANTS: dict[str, tuple[str, dict, str | None]] = {

@@ -11,7 +11,7 @@ import torch
 
 from hgutils.experiments import nb04_ilnn_cifar_genomics as ex
 from hgutils.ledger import Claims, paper_table
-from hgutils.nn.fitting import History
+from hgutils.nn.classifier_training import History
 from hgutils.verdicts import DID_NOT_TRAIN
 
 

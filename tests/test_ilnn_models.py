@@ -9,24 +9,21 @@ import sklearn.metrics
 import torch
 import torch.nn.functional as F
 
+from hgutils.nn.classifier_training import evaluate, mcc, random_crop_flip, train_classifier
 from hgutils.nn.diagnostics import init_diagnostics
-from hgutils.nn.fitting import (
-    GENOMICS_RECIPE,
-    SCHEDULES,
-    VISION_RECIPE,
-    Recipe,
-    evaluate,
-    make_optimizer,
-    make_scheduler,
-    mcc,
-    random_crop_flip,
-    train_classifier,
-)
 from hgutils.nn.genomics import GenomicCNN
 from hgutils.nn.lorentz import PLFC
 from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN, LorentzFC
 from hgutils.nn.ops import LorentzOptions
 from hgutils.nn.resnets import FLAVOURS, resnet
+from hgutils.nn.training_recipes import (
+    GENOMICS_RECIPE,
+    SCHEDULES,
+    VISION_RECIPE,
+    Recipe,
+    make_optimizer,
+    make_scheduler,
+)
 
 
 def _overfit(model, x, y, steps, lr=1e-2):
@@ -202,7 +199,7 @@ def test_train_classifier_is_reproducible_and_resumes(tmp_path):
 
 def test_recalibrate_bn_sets_cumulative_statistics():
     from hgutils.manifolds import lorentz as L
-    from hgutils.nn.fitting import recalibrate_bn
+    from hgutils.nn.classifier_training import recalibrate_bn
     from hgutils.nn.lorentz import GyroLBN, to_lorentz
 
     torch.manual_seed(0)

@@ -17,7 +17,7 @@ from hgutils.data.points import ring_samples
 from hgutils.experiments import nb05_msa_rich_vs_lazy as ex
 from hgutils.experiments.nb05_msa_rich_vs_lazy.figures import _blocks
 from hgutils.ledger import paper_table
-from hgutils.nn.fitting import CLASSIFICATION_LOSSES, classification_loss
+from hgutils.nn.classifier_training import CLASSIFICATION_LOSSES, classification_loss
 from hgutils.similarity import (
     dissimilarity_ratio,
     kernel_alignment,

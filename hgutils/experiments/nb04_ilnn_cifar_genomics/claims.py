@@ -35,7 +35,7 @@ from hgutils.experiments.nb04_ilnn_cifar_genomics.preset import (
 from hgutils.experiments.nb04_ilnn_cifar_genomics.runs import init_summary
 from hgutils.ledger import Claims
 from hgutils.loop import combine_gates
-from hgutils.nn.fitting import History
+from hgutils.nn.classifier_training import History
 from hgutils.nn.ops import FLAVOURS
 from hgutils.verdicts import all_of, compare_ordering, compare_seeds, target_power
 

@@ -21,7 +21,7 @@ from hgutils.experiments.nb04_ilnn_cifar_genomics.preset import (
     gue_instructions,
 )
 from hgutils.ledger import PaperRow
-from hgutils.nn.fitting import History
+from hgutils.nn.classifier_training import History
 from hgutils.plotting import use_style
 
 

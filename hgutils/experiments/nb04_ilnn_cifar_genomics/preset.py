@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from hgutils.nn.fitting import SCHEDULES
 from hgutils.nn.ops import FLAVOURS, LorentzOptions
+from hgutils.nn.training_recipes import SCHEDULES
 from hgutils.presets import Preset
 
 PAPER_SOURCE = "ILNN, Shi et al., ICLR 2026 (arXiv:2602.23981)"

@@ -16,13 +16,14 @@ import torch.nn.functional as F
 from hgutils.experiments.nb04_ilnn_cifar_genomics.data import Split
 from hgutils.experiments.nb04_ilnn_cifar_genomics.preset import ILNNConfig, lorentz_options
 from hgutils.manifolds import lorentz as L
+from hgutils.nn.classifier_training import History, train_classifier
 from hgutils.nn.diagnostics import init_diagnostics
-from hgutils.nn.fitting import GENOMICS_RECIPE, VISION_RECIPE, History, train_classifier
 from hgutils.nn.genomics import GenomicCNN
 from hgutils.nn.lorentz import PLFC, GyroLBN, space_to_lorentz
 from hgutils.nn.lorentz_baselines import GyroBN, LorentzBN
 from hgutils.nn.ops import FLAVOURS
 from hgutils.nn.resnets import resnet
+from hgutils.nn.training_recipes import GENOMICS_RECIPE, VISION_RECIPE
 
 
 def run_cifar(

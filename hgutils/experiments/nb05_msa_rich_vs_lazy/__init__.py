@@ -7,7 +7,7 @@ jackknife, isotropy statistics, one recipe's summary row), :mod:`.claims` (one f
 the rows of the paper-vs-ours table) and :mod:`.figures`. The math is the library's: the similarity
 measures and their scores against a grouping or a hierarchy in :mod:`hgutils.similarity` (``tree_distance`` and
 ``hierarchy_score`` in :mod:`hgutils.similarity.scoring`), the training loss in
-:func:`hgutils.nn.fitting.classification_loss`.
+:func:`hgutils.nn.classifier_training.classification_loss`.
 
 Protocol (the paper's description; its code and exact task are not public). Networks: MLPs
 ``2 -> H -> H -> K`` (``depth`` hidden layers of width ``hidden``, ``activation`` tanh) with

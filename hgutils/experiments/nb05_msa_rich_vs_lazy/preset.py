@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from hgutils.nn.fitting import CLASSIFICATION_LOSSES
+from hgutils.nn.classifier_training import CLASSIFICATION_LOSSES
 from hgutils.presets import Preset
 
 REGIMES = ("rich", "lazy")

@@ -12,7 +12,7 @@ import torch
 from hgutils.data.points import ring_blobs, ring_samples, square_grid
 from hgutils.experiments.nb05_msa_rich_vs_lazy.preset import REGIMES, RichLazyConfig
 from hgutils.loop import LearnabilityGate, combine_gates
-from hgutils.nn.fitting import classification_loss
+from hgutils.nn.classifier_training import classification_loss
 from hgutils.progress import progress
 from hgutils.similarity.baselines import linear_cka_matrix, procrustes_matrix, rsa_matrix, svcca_matrix
 from hgutils.similarity.msa import metric_isotropy, msa_matrix_from_metrics
@@ -49,7 +49,7 @@ def train_cells(
     networks train independently (``train_stacked``), so this equals one run per cell. The trained
     function is :math:`f = \alpha(h(w) - h(w_0))` where α != 1 (``lazy_mode="alpha"``) and
     :math:`f = h(w)` otherwise; the loss is ``classification_loss(f) / α²``
-    (:func:`hgutils.nn.fitting.classification_loss`). With ``stop="converged"`` a network freezes at the
+    (:func:`hgutils.nn.classifier_training.classification_loss`). With ``stop="converged"`` a network freezes at the
     first step where its training accuracy is 1 and its loss is below ``loss_tol``; ``steps`` records
     the steps it used (the cap ``max_steps`` if it never converged). Returns per regime: initial and
     final parameters, accuracy, steps, loss curve ``[steps, n]``, learnability checks and regime

@@ -19,9 +19,10 @@ import torch
 from hgutils.experiments import nb04_ilnn_cifar_genomics as nb04
 from hgutils.experiments import nb05_msa_rich_vs_lazy as nb05
 from hgutils.experiments import nb06_pe_symmetry_readout as nb06
-from hgutils.nn.fitting import GENOMICS_RECIPE, VISION_RECIPE, ClassifierTask
+from hgutils.nn.classifier_training import ClassifierTask
 from hgutils.nn.genomics import GenomicCNN
 from hgutils.nn.resnets import resnet
+from hgutils.nn.training_recipes import GENOMICS_RECIPE, VISION_RECIPE
 from hgutils.runner.paper_dryrun.core import CUTS, DryRun, _cfg, n_params
 from hgutils.symmetry.groups import candidate_elements, rotation_sweep
 from hgutils.symmetry.shapes import default_shapes
@@ -42,7 +43,7 @@ def _classifier_audit(build: Callable[[], torch.nn.Module], data: Any):
 
 
 def classifier_step(build: Callable[[], torch.nn.Module], data: Any, recipe: Any, device: str):
-    """``make_step(b)`` for :func:`~.step_memory`: one :class:`~hgutils.nn.fitting.ClassifierTask` step."""
+    """``make_step(b)`` for :func:`~.step_memory`: one :class:`~hgutils.nn.classifier_training.ClassifierTask` step."""
 
     def make(b: int) -> Callable[[], Any]:
         torch.manual_seed(0)
