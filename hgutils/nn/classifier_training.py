@@ -3,7 +3,7 @@ r"""Training and evaluating the classifiers of the ILNN comparison: augmentation
 * :func:`random_crop_flip` -- CIFAR augmentation (zero-pad 4, random 32x32 crop, horizontal flip)
   in torch, driven by an explicit ``torch.Generator``.
 * :class:`ClassifierTask` / :func:`train_classifier` -- epochs of minibatch training under a
-  :class:`~hgutils.nn.training_recipes.Recipe` (optimiser and schedule: :mod:`hgutils.nn.training_recipes`)
+  :class:`~hgutils.nn.training_recipes.ScheduleRecipe` (optimiser and schedule: :mod:`hgutils.nn.training_recipes`)
   through :func:`hgutils.loop.train` with per-epoch evaluation on a validation split (best-epoch
   selection, optional early stopping) and on the test split, resumable checkpoints.
 * :func:`mcc` -- multiclass Matthews correlation (Gorodkin's R_K), checked against scikit-learn.
@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from hgutils.loop import Budget, GateResult, LearnabilityGate, TrainTask, train
-from hgutils.nn.training_recipes import Recipe, make_optimizer, make_scheduler
+from hgutils.nn.training_recipes import ScheduleRecipe, make_optimizer, make_scheduler
 from hgutils.repro import config_hash
 
 __all__ = [
@@ -176,7 +176,8 @@ class History:
     epoch_time: list[float] = field(default_factory=list)  # seconds of training per epoch (wall clock)
     nonfinite_steps: int = 0  # steps skipped for a non-finite loss
     best_epoch: int = -1  # 0-based epoch whose weights the run ended with
-    stopped: str = ""  # why training stopped (epoch budget, early stopping)
+    stopped: str = ""  # why training stopped (hgutils.loop.STOPS: plateau, budget, diverged, finished)
+    capped: bool = False  # the budget ended the run while it was still improving (hgutils.loop.TrainLog.capped)
     probe_before: dict = field(default_factory=dict)  # training loss/accuracy before the first step
     probe_after: dict = field(default_factory=dict)  # ... and of the final weights (the learnability check)
 
@@ -200,7 +201,7 @@ class History:
 
 
 class ClassifierTask(TrainTask):
-    """An image or sequence classifier under a :class:`Recipe`, for :func:`hgutils.loop.train`.
+    """An image or sequence classifier under a :class:`ScheduleRecipe`, for :func:`hgutils.loop.train`.
 
     One epoch = minibatches from a permutation seeded by ``seed`` (a ``torch.Generator``, also used
     for augmentation); one step = cross-entropy, backward, the recipe's optimiser (a step with a
@@ -213,6 +214,7 @@ class ClassifierTask(TrainTask):
     """
 
     eval_prefix = ""
+    improvement = "absolute"  # the plateau rule reads the validation accuracy or MCC in absolute units
 
     def __init__(
         self,
@@ -221,7 +223,7 @@ class ClassifierTask(TrainTask):
         y_train: torch.Tensor,
         x_test: torch.Tensor,
         y_test: torch.Tensor,
-        recipe: Recipe,
+        recipe: ScheduleRecipe,
         *,
         x_val: torch.Tensor | None = None,
         y_val: torch.Tensor | None = None,
@@ -340,7 +342,7 @@ def train_classifier(
     y_train: torch.Tensor,
     x_test: torch.Tensor,
     y_test: torch.Tensor,
-    recipe: Recipe,
+    recipe: ScheduleRecipe,
     *,
     x_val: torch.Tensor | None = None,
     y_val: torch.Tensor | None = None,
@@ -402,6 +404,7 @@ def train_classifier(
         nonfinite_steps=task.nonfinite_steps,
         best_epoch=tl.best_epoch if tl.best_epoch >= 0 else len(tl.history) - 1,
         stopped=tl.stopped,
+        capped=tl.capped,
         probe_before=tl.initial,
         probe_after=tl.final,
     )

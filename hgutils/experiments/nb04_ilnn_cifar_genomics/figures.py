@@ -57,7 +57,7 @@ def results_table(runs: dict[int, dict[str, History]], metric: str = "test_acc")
     """Per model, mean ± sd over seeds: ``metric`` (%) at the selected epoch, the validation MCC where
     there is one, the final training loss, the selected (1-based) epoch and seconds per epoch. Runs with
     a validation split also list the epochs each seed ran, ``*`` marking a run that reached the epoch cap
-    instead of stopping early (:func:`cap_hits`)."""
+    while still improving (:func:`cap_hits`)."""
     rows = {}
     for m in next(iter(runs.values())):
         hs = [runs[s][m] for s in runs]
@@ -74,12 +74,12 @@ def results_table(runs: dict[int, dict[str, History]], metric: str = "test_acc")
 
 
 def _hit_cap(h: History) -> bool:
-    return h.stopped == "epoch budget spent"
+    return h.capped
 
 
 def cap_hits(runs: dict[int, dict[str, History]], models: tuple[str, ...] | None = None) -> list[str]:
-    """``"model (seed s)"`` for every run of ``models`` (default all) that reached its epoch cap rather
-    than stopping early on validation MCC: such a run may not have converged."""
+    """``"model (seed s)"`` for every run of ``models`` (default all) that its epoch cap ended while its
+    validation MCC was still improving (the plateau rule of :mod:`hgutils.loop`): such a run had not converged."""
     return [
         f"{m} (seed {s})"
         for s, by_model in runs.items()
