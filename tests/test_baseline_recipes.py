@@ -47,11 +47,11 @@ def _run(zoo: Zoo, names: list[str], **kw):
 
 
 # ------------------------------------------------------------------------------ every recipe field is read
-_FIELDS = {f.name for f in dataclasses.fields(rec.Recipe)}
+_FIELDS = {f.name for f in dataclasses.fields(rec.ReferenceRecipe)}
 _PKG = os.path.dirname(hgutils.__file__)
 
 
-class _Recording(rec.Recipe):
+class _Recording(rec.ReferenceRecipe):
     """A recipe that records which fields the library's code reads (reads by ``dataclasses``, e.g.
     ``asdict`` or ``repr``, do not count: only a read from a file of the ``hgutils`` package does)."""
 
@@ -91,7 +91,7 @@ def test_the_recording_recipe_catches_a_field_nothing_reads(tmp_path, monkeypatc
     """The check above can fail: a recipe with one more field, which no code reads, is caught."""
 
     @dataclasses.dataclass(frozen=True)
-    class Wider(rec.Recipe):
+    class Wider(rec.ReferenceRecipe):
         label_smoothing: float = 0.1
 
     fields = {f.name for f in dataclasses.fields(Wider)}
@@ -237,4 +237,4 @@ def test_reference_batch_where_the_split_allows_else_the_split_with_the_scaled_r
     assert rec.recipe_for("GMN", "accuracy").augment == WEIGHT_NOISE_DEFAULTS  # Neural Graphs' CNN zoo
     assert rec.recipe_for("DWSNet", "infonce").augment is None and rec.recipe_for("StatNN", "accuracy").augment is None
     with pytest.raises(ValueError, match="augment"):
-        rec.Recipe("adam", 1e-3, 0.0, 8, 10, augment="yes")
+        rec.ReferenceRecipe("adam", 1e-3, 0.0, 8, 10, augment="yes")

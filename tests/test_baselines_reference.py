@@ -15,7 +15,7 @@ from hgutils.weightspace.metanets import (
     GMN,
     RECIPES,
     DWSNet,
-    Recipe,
+    ReferenceRecipe,
     StatNN,
     WeightData,
     build_metanet,
@@ -363,11 +363,11 @@ def test_recipes_name_their_source_and_models_read_their_dropout():
     assert GMN("classification", 2, (2, 3, 1), 1, dropout=0.0).dropout == 0.0
     assert DWSNet("classification", 2, (2, 3, 1), 1).recipe.source.startswith("AvivNavon/DWSNets")
     with pytest.raises(ValueError, match="optimizer"):
-        Recipe("sgd", 1e-3, 0.0, 8, 10)
+        ReferenceRecipe("sgd", 1e-3, 0.0, 8, 10)
     with pytest.raises(ValueError, match="dropout"):
-        Recipe("adam", 1e-3, 0.0, 8, 10, dropout=1.5)
+        ReferenceRecipe("adam", 1e-3, 0.0, 8, 10, dropout=1.5)
     with pytest.raises(ValueError, match="inputs"):
-        Recipe("adam", 1e-3, 0.0, 8, 10, inputs="zscore")
+        ReferenceRecipe("adam", 1e-3, 0.0, 8, 10, inputs="zscore")
     from hgutils.weightspace.metanets.recipes import RECIPE_INPUTS
 
     assert {r.inputs for r in RECIPES.values()} <= set(RECIPE_INPUTS)

@@ -20,7 +20,7 @@ from hgutils.nn.training_recipes import (
     GENOMICS_RECIPE,
     SCHEDULES,
     VISION_RECIPE,
-    Recipe,
+    ScheduleRecipe,
     make_optimizer,
     make_scheduler,
 )
@@ -170,20 +170,28 @@ def test_schedules_give_the_documented_learning_rates(schedule):
         sched.step()
     assert seen == pytest.approx(want)
     with pytest.raises(ValueError, match="schedule"):
-        Recipe(schedule="step")
+        ScheduleRecipe(schedule="step")
 
 
 def test_train_classifier_is_reproducible_and_resumes(tmp_path):
     torch.manual_seed(0)
     x, y = torch.rand(48, 3, 8, 8), torch.arange(48) % 3
     x = x + 0.5 * F.one_hot(y, 3).float()[:, :, None, None]  # a learnable colour cue
-    rec = Recipe(optimizer="rsgd", lr=0.05, epochs=3, milestones=(2,), batch_size=16)
+    rec = ScheduleRecipe(optimizer="rsgd", lr=0.05, epochs=3, milestones=(2,), batch_size=16)
 
     def run(ckpt=None, epochs=3):
         torch.manual_seed(1)
         m = resnet("ilnn", 8, num_classes=3, widths=(4, 4, 4))
         return train_classifier(
-            m, x, y, x[:24], y[:24], Recipe(**{**rec.__dict__, "epochs": epochs}), augment=True, seed=3, checkpoint=ckpt
+            m,
+            x,
+            y,
+            x[:24],
+            y[:24],
+            ScheduleRecipe(**{**rec.__dict__, "epochs": epochs}),
+            augment=True,
+            seed=3,
+            checkpoint=ckpt,
         )
 
     h1, h2 = run(), run()
@@ -218,7 +226,7 @@ def test_validation_selects_the_best_epoch_identically_for_every_flavour():
     torch.manual_seed(0)
     x, y = torch.rand(64, 3, 8, 8), torch.arange(64) % 2
     x = x + 0.8 * F.one_hot(y, 3).float()[:, :, None, None]
-    rec = Recipe(optimizer="rsgd", lr=0.05, epochs=4, milestones=(3,), batch_size=16)
+    rec = ScheduleRecipe(optimizer="rsgd", lr=0.05, epochs=4, milestones=(3,), batch_size=16)
     for flavour in FLAVOURS:
         torch.manual_seed(1)
         m = resnet(flavour, 8, num_classes=2, widths=(4, 4, 4))

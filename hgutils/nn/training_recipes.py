@@ -1,10 +1,10 @@
 r"""Training recipes of the ILNN comparison: optimiser and learning-rate schedule.
 
-* :class:`Recipe` -- optimiser and learning-rate schedule: the paper's recipes :data:`VISION_RECIPE`
+* :class:`ScheduleRecipe` -- optimiser and learning-rate schedule: the paper's recipes :data:`VISION_RECIPE`
   (RSGD lr 0.1, momentum 0.9, nesterov, wd 5e-4, milestones [60, 120, 160], gamma 0.2, batch 128,
   200 epochs; HCNN arXiv:2303.15919 and ILNN arXiv:2602.23981 share it) and :data:`GENOMICS_RECIPE`
   (RAdam lr 8e-4, wd 5e-3, milestones [100, 130], gamma 0.1, batch 256, 150 epochs). Shorter runs
-  rescale the milestones proportionally (:meth:`Recipe.scaled`) or use another ``schedule``
+  rescale the milestones proportionally (:meth:`ScheduleRecipe.scaled`) or use another ``schedule``
   (:data:`SCHEDULES`: one late decay, cosine); :func:`make_scheduler` builds it.
 * :func:`make_optimizer` -- geoopt ``RiemannianSGD`` / ``RiemannianAdam`` (every parameter of the
   hgutils layers is Euclidean -- Lorentz biases are tangent vectors at the origin -- so these act as
@@ -25,7 +25,7 @@ from torch import nn
 
 __all__ = [
     "SCHEDULES",
-    "Recipe",
+    "ScheduleRecipe",
     "make_scheduler",
     "VISION_RECIPE",
     "GENOMICS_RECIPE",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-#: Learning-rate schedules of a :class:`Recipe`:
+#: Learning-rate schedules of a :class:`ScheduleRecipe`:
 #: ``"milestones"`` -- multiply by ``gamma`` at each epoch in ``milestones`` (the papers');
 #: ``"late_decay"`` -- constant, then one multiplication by ``gamma`` after ``decay_at`` of the epochs;
 #: ``"cosine"`` -- cosine annealing from ``lr`` to 0 over the run.
@@ -41,7 +41,7 @@ SCHEDULES: tuple[str, ...] = ("milestones", "late_decay", "cosine")
 
 
 @dataclass(frozen=True)
-class Recipe:
+class ScheduleRecipe:
     """Optimiser and schedule of one training protocol (``schedule`` in :data:`SCHEDULES`)."""
 
     optimizer: str = "rsgd"  # "rsgd" (RiemannianSGD) | "radam" (RiemannianAdam)
@@ -69,7 +69,7 @@ class Recipe:
         lr: float | None = None,
         schedule: str | None = None,
         weight_decay: float | None = None,
-    ) -> Recipe:
+    ) -> ScheduleRecipe:
         """Same recipe for ``epochs`` epochs, milestones at the same fractions of training; optionally
         another batch size, learning rate, schedule or weight decay."""
         ms = tuple(
@@ -104,14 +104,14 @@ class Recipe:
         return min(self.epochs, max(1, round(self.decay_at * self.epochs)))
 
 
-def make_scheduler(opt: torch.optim.Optimizer, recipe: Recipe) -> torch.optim.lr_scheduler.LRScheduler:
+def make_scheduler(opt: torch.optim.Optimizer, recipe: ScheduleRecipe) -> torch.optim.lr_scheduler.LRScheduler:
     """The per-epoch scheduler of ``recipe`` (stepped once after every epoch): the learning rate of
-    epoch ``e`` is :meth:`Recipe.lr_at` ``(e)``."""
+    epoch ``e`` is :meth:`ScheduleRecipe.lr_at` ``(e)``."""
     return torch.optim.lr_scheduler.LambdaLR(opt, lambda e: recipe.lr_at(e) / recipe.lr)
 
 
-VISION_RECIPE = Recipe()
-GENOMICS_RECIPE = Recipe(
+VISION_RECIPE = ScheduleRecipe()
+GENOMICS_RECIPE = ScheduleRecipe(
     optimizer="radam",
     lr=8e-4,
     momentum=0.0,
@@ -124,7 +124,7 @@ GENOMICS_RECIPE = Recipe(
 )
 
 
-def make_optimizer(model: nn.Module, recipe: Recipe) -> torch.optim.Optimizer:
+def make_optimizer(model: nn.Module, recipe: ScheduleRecipe) -> torch.optim.Optimizer:
     """geoopt Riemannian optimiser for ``recipe`` (RiemannianSGD or RiemannianAdam)."""
     params = [p for p in model.parameters() if p.requires_grad]
     if recipe.optimizer == "rsgd":

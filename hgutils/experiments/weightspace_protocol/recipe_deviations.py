@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from hgutils.experiments.weightspace_protocol.variants import VARIANTS
-from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
+from hgutils.weightspace.metanets.recipes import ReferenceRecipe, recipe_for
 from hgutils.weightspace.tasks import TrainConfig
 
 __all__ = ["NOT_MEASURED", "SETTINGS", "WarmupCoverage", "as_the_authors_run_it", "deviations", "warmup_coverage"]
@@ -138,7 +138,9 @@ def _lr_rule(rows: pd.DataFrame) -> str:
     return "none"
 
 
-def _model_rows(model: str, recipe: Recipe, rows: pd.DataFrame, settings: Any, task: str, n_train: int) -> list[dict]:
+def _model_rows(
+    model: str, recipe: ReferenceRecipe, rows: pd.DataFrame, settings: Any, task: str, n_train: int
+) -> list[dict]:
 
     mode = settings.recipes
     shared = TrainConfig()  # what a run without a recipe trains with (ComparisonSettings sets none of these)

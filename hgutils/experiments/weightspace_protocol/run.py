@@ -78,7 +78,7 @@ def run_comparison(
         ``"optimizer"``: with its authors' optimiser, learning rate (no search), weight decay,
         AMSGrad, warmup, gradient clip and batch size (the whole training split when it holds fewer
         networks, :func:`~hgutils.weightspace.metanets.recipes.recipe_batch_and_lr`), input normalisation
-        (``Recipe.inputs``: the model gets raw weights for ``"per_layer"`` -- GMN standardises them
+        (``ReferenceRecipe.inputs``: the model gets raw weights for ``"per_layer"`` -- GMN standardises them
         itself -- and ``"none"``) and training augmentation (``augment``), on the shared epoch cap and
         early stopping; ``"full"``: also the authors' epoch cap. The row's ``recipe`` column names what
         was applied; :func:`~hgutils.weightspace.metanets.recipes.as_trained` tabulates batch, lr, inputs

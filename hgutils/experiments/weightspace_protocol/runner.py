@@ -138,7 +138,7 @@ class _Runner:
         return model
 
     def inputs_of(self, name: str) -> str:
-        """The input normalisation ``name`` trains on: its recipe's (``Recipe.inputs``) or the shared one."""
+        """The input normalisation ``name`` trains on: its recipe's (``ReferenceRecipe.inputs``) or the shared one."""
         r = self.recipe(name)
         return self.inputs if r is None else r.inputs
 

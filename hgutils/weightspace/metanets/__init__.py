@@ -34,7 +34,7 @@ from hgutils.weightspace.metanets.gmn import GMN
 from hgutils.weightspace.metanets.gth_gmn import GTHGMN, GTHGMNConfig
 from hgutils.weightspace.metanets.heads import TASKS, TaskHead, info_nce, predict, task_loss
 from hgutils.weightspace.metanets.nfn import NFN
-from hgutils.weightspace.metanets.recipes import RECIPES, Recipe, recipe_for
+from hgutils.weightspace.metanets.recipes import RECIPES, ReferenceRecipe, recipe_for
 from hgutils.weightspace.metanets.statnn import StatNN
 
 if TYPE_CHECKING:  # for annotations only: importing the zoo package here would load every zoo builder
@@ -62,7 +62,7 @@ __all__ = [
     "predict",
     "task_loss",
     "build_metanet",
-    "Recipe",
+    "ReferenceRecipe",
     "RECIPES",
     "recipe_for",
 ]

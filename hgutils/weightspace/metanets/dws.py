@@ -66,7 +66,7 @@ from torch import Tensor, nn
 
 from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData
 from hgutils.weightspace.metanets.output_heads import reference_output
-from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
+from hgutils.weightspace.metanets.recipes import ReferenceRecipe, recipe_for
 
 Feats = tuple[list[Tensor], list[Tensor]]
 REDUCTIONS: tuple[str, ...] = ("max", "mean", "sum")
@@ -394,7 +394,7 @@ class DWSNet(MetaNet):
     ) -> None:
         h = int(hidden if hidden is not None else (16 if task == "infonce" else 32))
         super().__init__(task, h, out_dim, snapshots=snapshots)
-        self.recipe: Recipe | None = recipe_for(self.base_name, task)
+        self.recipe: ReferenceRecipe | None = recipe_for(self.base_name, task)
         self.sizes, self.n_snapshots, self.hidden, self.reduction = tuple(sizes), n_snapshots, h, reduction
         self.dropout = float(dropout if dropout is not None else (self.recipe.dropout if self.recipe else 0.0))
         if n_hidden < 0 or n_snapshots < 1:

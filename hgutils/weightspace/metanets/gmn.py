@@ -60,7 +60,7 @@ from hgutils.weightspace.metanets.pna import (
     mean_log_degree,
 )
 from hgutils.weightspace.metanets.pna_kernels import fourier_linear
-from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
+from hgutils.weightspace.metanets.recipes import ReferenceRecipe, recipe_for
 
 READOUTS: tuple[str, ...] = ("output", "per_layer", "mean")
 INPUT_NORMS: tuple[str, ...] = ("none", "per_layer")
@@ -126,7 +126,7 @@ class GMN(MetaNet):
         sizes = tuple(int(s) for s in sizes)
         if len(sizes) < 2 or min(sizes) < 1 or depth < 1 or hidden < 1 or n_snapshots < 1:
             raise ValueError(f"need sizes of >= 2 positive widths, depth, hidden, n_snapshots >= 1; got {sizes}")
-        self.recipe: Recipe | None = recipe_for(self.base_name, task)
+        self.recipe: ReferenceRecipe | None = recipe_for(self.base_name, task)
         self.dropout = float(dropout if dropout is not None else (self.recipe.dropout if self.recipe else 0.0))
         self.sizes, self.n_snapshots, self.readout = sizes, n_snapshots, readout
         self.reverse_edges, self.pos_embed_on = reverse_edges, pos_embed

@@ -1,6 +1,6 @@
 """Training recipes of the baselines as their reference code runs them, as data a training loop can read.
 
-Each :class:`Recipe` records the optimiser, learning rate, weight decay, warmup, gradient clipping,
+Each :class:`ReferenceRecipe` records the optimiser, learning rate, weight decay, warmup, gradient clipping,
 batch size, epoch budget, dropout and model selection of one reference training script, with the
 file it comes from. :data:`RECIPES` holds them by ``(model, task)``; a model exposes its own through
 its ``recipe`` attribute (``None`` when it has none). Where a reference never ran a task, the entry
@@ -28,17 +28,17 @@ __all__ = [
     "LR_SCALING_RULES",
     "RECIPES",
     "RECIPE_INPUTS",
-    "Recipe",
+    "ReferenceRecipe",
     "as_trained",
     "recipe_batch_and_lr",
     "recipe_for",
     "scaled_lr",
 ]
 
-#: the input normalisations a recipe can name (:class:`Recipe`)
+#: the input normalisations a recipe can name (:class:`ReferenceRecipe`)
 RECIPE_INPUTS: tuple[str, ...] = ("standardize", "per_layer", "none")
 
-#: Recipe fields no code reads, each with why (every other field changes how a model trains: tested)
+#: ReferenceRecipe fields no code reads, each with why (every other field changes how a model trains: tested)
 DOCUMENTATION_FIELDS: dict[str, str] = {
     "selection": "every run, with a recipe or not, keeps its best-validation-epoch weights (TrainConfig.restore_best); "
     "the text names the reference's metric and evaluation cadence for the comparison tables",
@@ -48,7 +48,7 @@ DOCUMENTATION_FIELDS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Recipe:
+class ReferenceRecipe:
     """One reference training recipe.
 
     ``warmup_steps``: the learning rate rises linearly from 0 to ``lr`` over this many optimiser steps
@@ -98,7 +98,7 @@ class Recipe:
 
 
 _NG = "mkofinas/neural-graphs"
-_GMN_INR = Recipe(
+_GMN_INR = ReferenceRecipe(
     optimizer="adamw",
     lr=1e-3,
     weight_decay=5e-4,
@@ -117,7 +117,7 @@ _GMN_INR = Recipe(
     "dataset/compute_mnist_statistics.py), applied in nn/graph_constructor.py to raw weights; trained with the INR "
     "augmentations of experiments/data.py (translation, rotation, shift, dropout, scale) on raw weights",
 )
-_GMN_CNN = Recipe(
+_GMN_CNN = ReferenceRecipe(
     optimizer="adamw",
     lr=1e-3,
     weight_decay=5e-4,
@@ -138,7 +138,7 @@ _GMN_CNN = Recipe(
     "sigmoid(output) (scripts/cnn_zoo_pna.sh), here BCE on it as for every model on the accuracy task",
 )
 _DWS = "AvivNavon/DWSNets"
-_DWS_MNIST = Recipe(
+_DWS_MNIST = ReferenceRecipe(
     optimizer="adamw",
     lr=5e-3,
     weight_decay=5e-4,
@@ -152,7 +152,7 @@ _DWS_MNIST = Recipe(
     note="trained with the INR augmentations of experiments/data.py (--augmentation true by default) on raw "
     "weights, then per-entry normalisation",
 )
-_DWS_SSL = Recipe(
+_DWS_SSL = ReferenceRecipe(
     optimizer="adamw",
     lr=5e-3,
     weight_decay=5e-4,
@@ -167,7 +167,7 @@ _DWS_SSL = Recipe(
     "as it is); a linear regression on the 16-d encoder output gives (a, b)",
 )
 _NFN = "AllanYangZhou/nfn"
-_STAT = Recipe(
+_STAT = ReferenceRecipe(
     optimizer="adam",
     lr=1e-3,
     weight_decay=0.0,
@@ -182,7 +182,7 @@ _STAT = Recipe(
 )
 
 
-def _reuse(r: Recipe, why: str, **changes: Any) -> Recipe:
+def _reuse(r: ReferenceRecipe, why: str, **changes: Any) -> ReferenceRecipe:
 
     return replace(r, note=(why + ("; " + r.note if r.note else "")), **changes)
 
@@ -190,8 +190,9 @@ def _reuse(r: Recipe, why: str, **changes: Any) -> Recipe:
 _NO_AUG_SSL = "no augmentation of the anchor networks: the InfoNCE views are the augmentation (DWSNets' SSL protocol)"
 
 
-#: ``(model, task) -> Recipe``; ``model`` is the base model name of :data:`~hgutils.weightspace.metanets.MODELS`.
-RECIPES: dict[tuple[str, str], Recipe] = {
+#: ``(model, task) -> ReferenceRecipe``; ``model`` is the base model name of
+#: :data:`~hgutils.weightspace.metanets.MODELS`.
+RECIPES: dict[tuple[str, str], ReferenceRecipe] = {
     ("GMN", "classification"): _GMN_INR,
     ("GMN", "accuracy"): _GMN_CNN,
     ("GMN", "regression"): _reuse(_GMN_INR, "Neural Graphs has no regression run; its INR-classification recipe"),
@@ -219,7 +220,7 @@ RECIPES: dict[tuple[str, str], Recipe] = {
 }
 
 
-def recipe_for(model: str, task: str) -> Recipe | None:
+def recipe_for(model: str, task: str) -> ReferenceRecipe | None:
     """The reference recipe of base model ``model`` on ``task`` (``None``: the model has no reference recipe)."""
     return RECIPES.get((model, task))
 
@@ -244,7 +245,7 @@ def scaled_lr(lr: float, batch_size: int, reference_batch_size: int, rule: str =
     return float(lr * (batch_size / reference_batch_size) ** p)
 
 
-def recipe_batch_and_lr(recipe: Recipe, n_train: int, rule: str = "sqrt") -> tuple[int, float]:
+def recipe_batch_and_lr(recipe: ReferenceRecipe, n_train: int, rule: str = "sqrt") -> tuple[int, float]:
     r"""The batch size and learning rate a run with ``recipe`` uses on ``n_train`` training networks:
     :math:`B = \min(B_\mathrm{ref}, n_\mathrm{train})` -- the reference's batch where the split holds
     that many networks, else the whole split as one batch -- and :math:`\eta = ` :func:`scaled_lr`

@@ -27,7 +27,7 @@ from torch import Tensor, nn
 
 from hgutils.weightspace.metanets.base import MetaNet, Snapshots, WeightData
 from hgutils.weightspace.metanets.output_heads import reference_output
-from hgutils.weightspace.metanets.recipes import Recipe, recipe_for
+from hgutils.weightspace.metanets.recipes import ReferenceRecipe, recipe_for
 
 _Q = torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0])
 N_STATS = 7
@@ -83,7 +83,7 @@ class StatNN(MetaNet):
             raise ValueError(f"head must be 'linear' or 'mlp'; got {head!r}")
         if depth < 1 or hidden < 1:
             raise ValueError(f"need depth >= 1 and hidden >= 1; got {depth}, {hidden}")
-        self.recipe: Recipe | None = recipe_for(self.base_name, task)
+        self.recipe: ReferenceRecipe | None = recipe_for(self.base_name, task)
         p = float(dropout if dropout is not None else (self.recipe.dropout if self.recipe else 0.0))
         self.sizes, self.n_snapshots, self.variance = tuple(sizes), n_snapshots, variance
         self.dropout = p
