@@ -39,20 +39,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from hgutils.weightspace.stacked_mlp import ACTIVATIONS
-
-if TYPE_CHECKING:
-    from hgutils.weightspace.zoo.containers import Zoo
+from hgutils.weightspace.zoo.containers import Checkpoint, MLPSpec, Zoo, set_checkpoint_loader
 
 __all__ = ["ACTIVATION_MODULES", "Checkpoint", "linear_layers", "sequential_activation", "zoo_from_checkpoints"]
-
-#: One network at one training step: a ``state_dict`` or the module itself.
-Checkpoint = Mapping[str, Tensor] | nn.Module
 
 #: The activation modules an ``nn.Sequential`` may hold, with the zoo's name for each
 #: (:data:`hgutils.weightspace.stacked_mlp.ACTIVATIONS`; ``nn.GELU`` only with ``approximate="none"``).
@@ -282,8 +277,6 @@ def zoo_from_checkpoints(
         ``steps [T]``, ``spec = MLPSpec(sizes=(d_0, ..., d_L), activation)``; ``info["layer_keys"]``
         lists the ``(weight, bias)`` keys each layer was read from (first network, first snapshot).
     """
-    from hgutils.weightspace.zoo.containers import MLPSpec, Zoo
-
     trajs = _trajectories(trajectories)
     n, T = len(trajs), len(trajs[0])
     if activation is not None and activation not in ACTIVATIONS:
@@ -343,3 +336,6 @@ def zoo_from_checkpoints(
         meta_t[k] = tv
     details = {"source": "checkpoints", "layer_keys": [(x.weight_key, x.bias_key) for x in ref], **dict(info or {})}
     return Zoo(MLPSpec(sizes, act_name), params, _steps(steps, n, T), meta_t, details)
+
+
+set_checkpoint_loader(zoo_from_checkpoints)  # Zoo.from_checkpoints calls it (containers' docstring)

@@ -3,25 +3,41 @@
 A zoo holds ``N`` networks of one architecture, each recorded at ``T`` training steps, as stacked
 tensors ``params[key] [N, T, ...]`` (see :mod:`hgutils.weightspace.stacked_mlp` for the layout) plus
 per-network metadata.
+
+:meth:`Zoo.from_checkpoints` builds a zoo from your own checkpoints with
+:func:`hgutils.weightspace.zoo.checkpoints.zoo_from_checkpoints`. The imports run one way: that module
+imports this one and installs its loader here when it is imported (:func:`set_checkpoint_loader`; the
+package ``hgutils.weightspace.zoo`` imports it, so the loader is in place before any zoo is built);
+this module never imports it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from hgutils.weightspace.stacked_mlp import mlp_forward
 
-if TYPE_CHECKING:
-    from hgutils.weightspace.zoo.checkpoints import Checkpoint
-
 log = logging.getLogger("hgutils")
+
+#: One network at one training step: a ``state_dict`` or the module itself.
+Checkpoint = Mapping[str, Tensor] | nn.Module
+
+#: The function behind :meth:`Zoo.from_checkpoints`, installed by :func:`set_checkpoint_loader`.
+_checkpoint_loader: Callable[..., Zoo] | None = None
+
+
+def set_checkpoint_loader(loader: Callable[..., Zoo]) -> None:
+    """Install the function :meth:`Zoo.from_checkpoints` calls (module docstring):
+    :mod:`hgutils.weightspace.zoo.checkpoints` installs its ``zoo_from_checkpoints`` when it is imported."""
+    global _checkpoint_loader
+    _checkpoint_loader = loader
 
 
 @dataclass(frozen=True)
@@ -143,9 +159,12 @@ class Zoo:
         Example: ``Zoo.from_checkpoints([[a_at_0, a_at_100], [b_at_0, b_at_100]], steps=[0, 100])`` for two
         networks ``a``, ``b`` saved as ``nn.Sequential`` s (or ``state_dict`` s with ``activation="relu"``).
         """
-        from hgutils.weightspace.zoo.checkpoints import zoo_from_checkpoints
-
-        return zoo_from_checkpoints(trajectories, steps, activation=activation, meta=meta, info=info)
+        if _checkpoint_loader is None:
+            raise RuntimeError(
+                "no checkpoint loader installed: import hgutils.weightspace.zoo (it installs "
+                "hgutils.weightspace.zoo.checkpoints.zoo_from_checkpoints)"
+            )
+        return _checkpoint_loader(trajectories, steps, activation=activation, meta=meta, info=info)
 
     def __len__(self) -> int:
         return next(iter(self.params.values())).shape[0]
