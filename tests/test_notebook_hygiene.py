@@ -1,7 +1,7 @@
 """What a reader sees in a committed or published notebook: no machine paths, no path reprs, no cut tables.
 
 The rules live in :mod:`hgutils.notebook_tools.hygiene`; the cleaner that fixes stored outputs and
-metadata in :mod:`hgutils.notebook_tools.clean`. The rules are first shown to fire on small
+metadata in :mod:`hgutils.runner.notebook_cleaning`. The rules are first shown to fire on small
 notebooks built here, then applied to every ``notebooks/NN_*.ipynb`` and every published
 (tracked) ``results/medium|paper/NN_*.ipynb``.
 """
@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hgutils.notebook_tools import clean_notebook, find_machine_paths, find_problems, is_clean, strip_machine_paths
-from hgutils.notebook_tools.clean import WIDGET_VIEW
+from hgutils.notebook_tools import find_problems
 from hgutils.notebook_tools.links import published_notebooks
 from hgutils.repro import REPO_ROOT
+from hgutils.runner.machine_paths import find_machine_paths, strip_machine_paths
+from hgutils.runner.notebook_cleaning import WIDGET_VIEW, clean_notebook, is_clean
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 PUBLISHED = published_notebooks()
@@ -149,7 +150,7 @@ def test_check_flags_a_stderr_output_injected_into_a_committed_notebook(tmp_path
 
 
 def test_clean_writes_the_kernelspec_jupyterlab_writes_on_kernel_start():
-    from hgutils.notebook_tools.clean import KERNELSPEC
+    from hgutils.runner.notebook_cleaning import KERNELSPEC
 
     nb = _nb(_code(), metadata={"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}})
     assert (
@@ -283,7 +284,7 @@ def test_clean_notebook_strips_paths_timings_and_widgets_but_keeps_outputs():
 
 
 def test_clean_file_rewrites_only_when_needed(tmp_path):
-    from hgutils.notebook_tools import clean_file
+    from hgutils.runner.notebook_cleaning import clean_file
 
     path = tmp_path / "05_x.ipynb"
     nbformat.write(nbformat.from_dict(_executed()), path)

@@ -127,7 +127,9 @@ def test_reproduce_plans_resumes_forces_and_publishes_only_on_request(tmp_path, 
     ]
     assert "| 99_tiny | twice-x |" in (repo / "results" / "smoke" / "CLAIMS.md").read_text()
     # the published notebook keeps its outputs; the run's staging paths and timings are gone
-    from hgutils.notebook_tools import find_machine_paths, find_problems, is_clean
+    from hgutils.notebook_tools import find_problems
+    from hgutils.runner.machine_paths import find_machine_paths
+    from hgutils.runner.notebook_cleaning import is_clean
 
     text = (repo / "results" / "smoke" / "00_template.ipynb").read_text()
     assert "hgutils-job-" in executed.read_text() and "hgutils-job-" not in text

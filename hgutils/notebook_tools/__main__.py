@@ -35,7 +35,7 @@ def _targets(paths: Sequence[str], default: list[Path]) -> list[Path]:
 
 
 def _clean(paths: Sequence[str]) -> list[Path]:
-    from hgutils.notebook_tools.clean import clean_file
+    from hgutils.runner.notebook_cleaning import clean_file
 
     return [p for p in _targets(paths, committed_notebooks() + published_notebooks()) if clean_file(p)]
 
@@ -57,10 +57,10 @@ def _links() -> list[Path]:
 
 def _check(paths: Sequence[str] = ()) -> list[str]:
     """Every problem of the given notebooks (default: the committed and published ones, and the README)."""
-    from hgutils.notebook_tools.clean import is_clean
     from hgutils.notebook_tools.hygiene import check_file
     from hgutils.notebook_tools.links import links_block, readme_badge, readme_table
     from hgutils.notebook_tools.pairs import orphan_scripts, pair_differences, paired_metadata
+    from hgutils.runner.notebook_cleaning import is_clean
 
     problems: list[str] = []
     if not paths:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hgutils.notebook_tools.paths import find_machine_paths
+from hgutils.runner.machine_paths import find_machine_paths
 from hgutils.runner.notebooks import REPO_ROOT
 
 RULES = ("path-repr", "truncated-table", "machine-path", "dev-wording", "raw-float", "execution-order", "stderr")

@@ -46,11 +46,11 @@ def ensure_kernel(name: str = KERNEL_NAME) -> bool:
     """Make kernelspec ``name`` start this interpreter, under the display name the notebooks store;
     return whether it had to be (re)installed.
 
-    The notebooks store ``"Python 3 (ipykernel)"`` (:data:`hgutils.notebook_tools.clean.KERNELSPEC`):
+    The notebooks store ``"Python 3 (ipykernel)"`` (:data:`hgutils.runner.notebook_cleaning.KERNELSPEC`):
     JupyterLab writes the kernel's spec into a notebook when the kernel starts, so a kernel of
     another display name would mark every notebook modified on open.
     """
-    from hgutils.notebook_tools.clean import KERNELSPEC
+    from hgutils.runner.notebook_cleaning import KERNELSPEC
 
     argv = kernel_argv(name)
     if argv and argv[0] == sys.executable and kernel_display_name(name) == KERNELSPEC["display_name"]:

@@ -9,6 +9,9 @@ Modules, each named for what it holds:
 - :mod:`~hgutils.runner.preflight` -- the device, a writable output root, one run per root (lock);
 - :mod:`~hgutils.runner.records` -- run keys, ``run.json`` records, atomic writing of outputs;
 - :mod:`~hgutils.runner.execute` -- papermill into a staging folder, outputs returned as bytes;
+- :mod:`~hgutils.runner.machine_paths` -- machine paths in notebook text, found and made portable;
+- :mod:`~hgutils.runner.notebook_cleaning` -- stored outputs and metadata without machine paths,
+  timings or widget state (what ``reproduce --publish`` and ``make sync`` apply);
 - :mod:`~hgutils.runner.backends` -- local worker processes or Dask; Ctrl-C/SIGTERM handling;
 - :mod:`~hgutils.runner.sweep`, :mod:`~hgutils.runner.reproduce`, :mod:`~hgutils.runner.claims_report`.
 

@@ -37,6 +37,7 @@ from hgutils.runner.datacheck import (
     check_data_path,
 )
 from hgutils.runner.execute import Job, JobResult, NotebookFailure, run_cache
+from hgutils.runner.notebook_cleaning import clean_notebook
 from hgutils.runner.notebooks import NOTEBOOK_DIR, REPO_ROOT, select_notebooks
 from hgutils.runner.params import (
     COMMON_TYPES,
@@ -366,7 +367,7 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
     """Copy completed notebooks' executed copies, ledgers, tables and figures from a run root into the repository.
 
     ``<out>/<scale>/<NN>.ipynb`` → ``<repo>/results/<scale>/<NN>.ipynb`` with its outputs kept and
-    machine paths, timings and widget state stripped (:func:`hgutils.notebook_tools.clean_notebook`),
+    machine paths, timings and widget state stripped (:func:`hgutils.runner.notebook_cleaning.clean_notebook`),
     ``<out>/<scale>/<NN>/...`` → ``<repo>/results/<scale>/<NN>/...`` and ``<out>/figures/<scale>/...``
     → ``<repo>/figures/<scale>/...``, exactly the files each notebook's record lists; then
     ``results/<scale>/CLAIMS.md`` is regenerated (its rows link the published notebooks). Returns
@@ -398,8 +399,6 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
 def _published_notebook(data: bytes) -> bytes:
     """An executed notebook as published: outputs kept, machine paths, timings and widget state stripped."""
     import nbformat
-
-    from hgutils.notebook_tools.clean import clean_notebook
 
     nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     return nbformat.writes(nbformat.from_dict(clean_notebook(nb))).encode("utf-8") + b"\n"

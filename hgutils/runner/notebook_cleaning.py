@@ -3,7 +3,7 @@
 :func:`clean_notebook` returns a copy of a notebook (an ``nbformat`` node or plain dict) with
 
 - every machine path in outputs, in the papermill ``injected-parameters`` cell and in the
-  papermill parameters rewritten portably (:func:`hgutils.notebook_tools.paths.strip_machine_paths`);
+  papermill parameters rewritten portably (:func:`hgutils.runner.machine_paths.strip_machine_paths`);
 - papermill's per-run metadata removed (input/output paths, start/end times, durations, versions;
   the notebook-level ``parameters`` are kept when a run injected any);
 - per-cell execution timestamps (``execution``, ``papermill``, ``ExecuteTime``) removed;
@@ -24,7 +24,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hgutils.notebook_tools.paths import strip_machine_paths
+from hgutils.runner.machine_paths import strip_machine_paths
 from hgutils.runner.notebooks import REPO_ROOT
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
