@@ -2,10 +2,13 @@
 
 Each module holds what its notebook needs and nothing the library should own: the preset
 (``CONFIG``, a :class:`hgutils.presets.Preset`), the paper's numbers with their source, the run
-functions and the notebook's own figures. Nothing else imports these modules; everything reusable
-lives in the library subpackages (:mod:`hgutils.manifolds`, :mod:`hgutils.nn`,
-:mod:`hgutils.weightspace`, :mod:`hgutils.similarity`, :mod:`hgutils.symmetry`, :mod:`hgutils.data`)
-and the one training loop :mod:`hgutils.loop`.
+functions and the notebook's own figures. No library module imports them: besides its notebook,
+a driver is imported only by the runner above it (:mod:`hgutils.runner.params` reads its ``CONFIG``
+to check a run's parameters; the paper dry run :mod:`hgutils.runner.paper_dryrun` builds and steps
+every model of every paper preset), the tests and the benchmarks. Everything reusable lives in the
+library subpackages (:mod:`hgutils.manifolds`, :mod:`hgutils.nn`, :mod:`hgutils.weightspace`,
+:mod:`hgutils.similarity`, :mod:`hgutils.symmetry`, :mod:`hgutils.data`) and the one training loop
+:mod:`hgutils.loop`.
 
 ``nb00_template`` is the template for a new notebook (docs/contributing.md).
 """
