@@ -346,6 +346,8 @@ class TrainLog:
             return f"budget spent {state} (last window {gain} vs min_delta {delta}); {best}"
         if self.stopped == "plateau":
             return f"plateau ({self.stop_detail}); {best}"
+        if self.stopped == "diverged":
+            return f"diverged {self.stop_detail}"
         return f"{self.stopped}: {self.stop_detail}; {best}"
 
     def curve(self, key: str) -> list[float]:

@@ -157,8 +157,11 @@ def test_recipes_augment_dwsnet_and_gmn_and_any_model_can_opt_in(tmp_path, monke
         "standardize",
     )
     n_train = len(run.splits.train)
-    assert t.loc["GMN", "batch"] == n_train and t.loc["GMN", "reference batch"] == 128  # the whole split
-    assert t.loc["GMN", "lr"] == pytest.approx(1e-3 * (n_train / 128) ** 0.5)  # the sqrt rule
+    # the whole split (12 < 128) holds 1 step per epoch, under the shared batch's 2: halved to the shared 6
+    fitted = rec.fit_recipe_to_run(rec.recipe_for("GMN", "classification"), n_train, 1, 6)
+    assert fitted.batch_size == 6 and "batch 12 -> 6" in fitted.notes[1]
+    assert t.loc["GMN", "batch"] == 6 and t.loc["GMN", "reference batch"] == 128
+    assert t.loc["GMN", "lr"] == pytest.approx(1e-3 * (6 / 128) ** 0.5)  # the sqrt rule
     assert t.loc["NFN_NP", "batch"] == 6 and t.loc["NFN_NP", "reference batch"] == ""  # no recipe: shared
     gmn = run.models["GMN"]
     assert gmn.input_norm == "per_layer" and bool(gmn.in_fitted) and run.data_for("GMN").norm is None  # raw

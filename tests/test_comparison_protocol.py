@@ -182,17 +182,20 @@ def test_reference_recipes_set_the_baselines_optimiser_and_only_full_mode_their_
     splits = cmp.make_splits(len(zoo), 0.25, 0.25, labels=y)
     shared = TrainConfig(epochs=2, batch_size=6, patience=1000, lr=3e-3)
     runner = _Runner(zoo, "classification", y, 2, splits, shared, None, None, "optimizer")
+    runner.step_share = 0.0  # the steps rule off: the batch the split allows
     gmn = recipe_for("GMN", "classification")
     cfg = runner.train_cfg_of("GMN (global mean)", 1, gmn.lr)
-    assert (cfg.optimizer, cfg.weight_decay, cfg.amsgrad, cfg.warmup_steps, cfg.grad_clip) == (
+    assert (cfg.optimizer, cfg.weight_decay, cfg.amsgrad, cfg.grad_clip) == (
         "adamw",
         gmn.weight_decay,
         True,
-        gmn.warmup_steps,
         gmn.grad_clip,
     )
     n_train = len(splits.train)  # 12, below GMN's batch of 128: one batch of the whole split
     assert (cfg.batch_size, cfg.epochs, cfg.seed) == (n_train, 2, 1)  # the shared epoch cap
+    assert cfg.warmup_steps == 1  # 1,000 warm-up steps in a 2-step run: cut to 5 % of it (at least 1)
+    runner.step_share = 1.0  # 2 planned steps at batch 12 < the shared 4 at batch 6: halved to the shared batch
+    assert runner.train_cfg_of("GMN (global mean)", 1, gmn.lr).batch_size == 6
     assert runner.train_cfg_of("FlatMLP", 0, 3e-3) == dataclasses.replace(shared, seed=0)  # no recipe: shared
     full = _Runner(zoo, "classification", y, 2, splits, shared, None, None, "full").train_cfg_of("StatNN", 0, 1e-3)
     stat = recipe_for("StatNN", "classification")
@@ -245,7 +248,7 @@ def test_recipe_learning_rates_follow_the_batch_size_by_the_named_rule(tmp_path,
         zoo, "classification", y, 2, ["StatNN"], small, [0], RunSettings(recipe_lr_scaling="sqrt", **kw)
     )
     row = run.table.iloc[0]
-    assert row["lr"] == pytest.approx(stat.lr * 0.5) and "sqrt-scaled from batch 8 to 2" in row["recipe"]
+    assert row["lr"] == pytest.approx(stat.lr * 0.5) and "(sqrt rule, batch 8 -> 2)" in row["recipe"]
     assert row["batch_size"] == 2 and row["reference_batch"] == 8
     assert cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], small, [0], RunSettings(**kw)).table.iloc[0][
         "lr"
@@ -253,9 +256,13 @@ def test_recipe_learning_rates_follow_the_batch_size_by_the_named_rule(tmp_path,
         pytest.approx(stat.lr * 0.5)  # sqrt is the default rule
     )
     ok = cmp.run_comparison(
-        zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(recipe_lr_scaling="sqrt", **kw)
+        zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(recipe_step_share=0.0, **kw)
     )
     assert ok.table.iloc[0]["batch_size"] == 8 and ok.table.iloc[0]["lr"] == stat.lr  # the split holds 8: unscaled
+    # with every model's ceiling holding the shared steps (12 networks: 2 steps at batch 8, 6 at the shared 2)
+    halved = cmp.run_comparison(zoo, "classification", y, 2, ["StatNN"], splits, [0], RunSettings(**kw))
+    assert halved.table.iloc[0]["batch_size"] == 2 and halved.table.iloc[0]["lr"] == pytest.approx(stat.lr * 0.5)
+    assert "batch 8 -> 2: its ceiling held 2 steps, under 1 x 6" in halved.table.iloc[0]["recipe"]
     full = cmp.run_comparison(
         zoo,
         "classification",
@@ -330,7 +337,9 @@ def test_epoch_caps_lower_one_models_cap_and_mark_its_runs_capped(tmp_path, monk
         RunSettings(train_cfg=cfg, epoch_caps={"StatNN": 2}),
     )
     rows = run.table.set_index("model")
-    assert rows.loc["StatNN", "epochs_run"] == 2 and bool(rows.loc["StatNN", "capped"])
+    stat = rows.loc["StatNN"]  # capped only when its last window still gained more than min_delta (0.005 accuracy)
+    assert stat["epochs_run"] == 2 and stat["task_stop"] == "budget"
+    assert bool(stat["capped"]) == bool(stat["task_capped"]) == (stat["task_window_gain"] > 0.005)
     assert rows.loc["FlatMLP", "epochs_run"] == 4  # the shared cap (no early stop: patience 1000)
     with pytest.raises(ValueError, match="epoch_caps: unknown model 'GMM'"):
         cmp.run_comparison(
@@ -398,6 +407,7 @@ def test_a_final_run_that_diverges_keeps_its_best_epoch_and_the_comparison_goes_
     flat, stat = rows.loc["FlatMLP"], rows.loc["StatNN"]
     assert flat["diverged"].str.startswith("task: epoch 2, step 7: non-finite loss").all()
     assert flat["stopped"].str.contains("task: diverged at epoch 2, step 7; kept the best validated epoch").all()
+    assert (flat["task_stop"] == "diverged").all() and not flat["capped"].any()
     assert (flat["epochs_run"] == 2).all() and flat["test_accuracy"].notna().all() and not flat["capped"].any()
     assert (stat["diverged"] == "").all() and (stat["epochs_run"] == 6).all()  # the other model never noticed
     lengths = cmp.run_lengths(run.table)

@@ -19,7 +19,7 @@ from hgutils.experiments.weightspace_protocol.recipe_deviations import (
     warmup_coverage,
 )
 from hgutils.weightspace.inputs import Splits
-from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr, recipe_for
+from hgutils.weightspace.metanets.recipes import fit_recipe_to_run, recipe_batch_and_lr, recipe_for
 
 N_TRAIN = 300  # >= GMN's batch 128, < DWSNet's 512
 
@@ -33,15 +33,17 @@ def _row(
         return {"model": model, "seed": seed, "lr": 1e-3, "batch_size": 8, "recipe": "", "reference_batch": "",
                 "reference_lr": "", "inputs": "standardize", "augment": "off", "epochs_run": epochs_run,
                 "steps": steps, "capped": capped, "best_epoch": best}  # fmt: skip
-    batch, lr = recipe_batch_and_lr(r, N_TRAIN, "sqrt")
-    mode = "optimizer" if batch == r.batch_size else f"optimizer; lr {r.lr:g} sqrt-scaled from batch {r.batch_size}"
+    fitted = fit_recipe_to_run(r, N_TRAIN, 10_000, 8, step_share=0.0, warmup_share=1.0)  # no rule but the split
+    batch, lr = fitted.batch_size, fitted.lr
+    assert (batch, lr) == recipe_batch_and_lr(r, N_TRAIN, "sqrt")
+    mode = "; ".join(["optimizer", *fitted.notes])
     aug = augment if augment is not None else ("off" if r.augment is None else r.augment.describe())
     return {
         "model": model,
         "seed": seed,
         "lr": lr,
         "batch_size": batch,
-        "recipe": f"{r.source.split(':')[0]} ({mode} to {batch})",
+        "recipe": f"{r.source.split(':')[0]} ({mode})",
         "reference_batch": r.batch_size,
         "reference_lr": r.lr,
         "inputs": r.inputs,
@@ -106,15 +108,20 @@ def test_epoch_caps_below_the_references_are_named_with_whether_they_bound():
     t = _table()
     assert "below the reference's 100 epochs" in _cell(t, "DWSNet", "epochs", "deviation")
     eff = _cell(t, "DWSNet", "epochs", "measured effect")  # best_epoch 14 counts from 0: the 15th of 15
-    assert eff == "1 of 1 seed(s) ran to the cap; best validation epoch 15 of 15: still improving at the cap"
+    assert eff == "1 of 1 seed(s) reached the ceiling still improving (capped); best validation epoch 15 of 15"
     assert "did not bind" in _cell(t, "GMN", "epochs", "measured effect")
     assert _cell(t, "GMN", "epochs", "this run").startswith("cap 15; ran 10")  # patience 15 >= cap: no early stop
-    assert "cap 100, early stopping; ran" in _cell(t, "StatNN", "epochs", "this run")
+    assert "cap 100, the plateau rule; ran" in _cell(t, "StatNN", "epochs", "this run")
     early = _row("DWSNet", 0, steps=15, epochs_run=15, capped=True, best=3)
     eff = _cell(
         as_the_authors_run_it(_run([early]), SETTINGS_15, "classification"), "DWSNet", "epochs", "measured effect"
     )
-    assert eff == "1 of 1 seed(s) ran to the cap; best validation epoch 4 of 15"
+    assert eff == "1 of 1 seed(s) reached the ceiling still improving (capped); best validation epoch 4 of 15"
+    converged = {**early, "capped": False, "task_stop": "budget"}  # the ceiling reached on a plateau
+    eff = _cell(
+        as_the_authors_run_it(_run([converged]), SETTINGS_15, "classification"), "DWSNet", "epochs", "measured effect"
+    )
+    assert eff == "1 of 1 seed(s) reached the ceiling on their plateau (converged, not capped)"
     # StatNN's shared cap of 100 is above NFN's 50 epochs: no epoch deviation
     assert _cell(t, "StatNN", "epochs", "deviation") == "" and "cap 100" in _cell(t, "StatNN", "epochs", "this run")
     assert "ran 10.5 (median)" in _cell(t, "StatNN", "epochs", "this run")
@@ -168,8 +175,10 @@ def test_augmentation_and_selection_deviations_and_measured_effects_pass_through
     assert _cell(gmn, "GMN", "model selection", "deviation") == "evaluated every epoch"  # Neural Graphs: 1,000 steps
     # StatNN: a patience of 15 within a cap of 100 can stop early; NFN names no evaluation cadence
     stat = _cell(gmn, "StatNN", "model selection", "deviation")
-    assert stat == "early stopping (the reference trains all its epochs)"
-    assert "early stopping after 15 epochs" in _cell(gmn, "StatNN", "model selection", "this run")
+    assert stat == "stops on its plateau (the reference trains all its epochs)"
+    assert "stops after 15 epochs without an improvement above min_delta" in _cell(
+        gmn, "StatNN", "model selection", "this run"
+    )
     assert (
         _cell(gmn, "GMN", "augmentation", "deviation") == ""
         and _cell(gmn, "GMN", "augmentation", "measured effect") == ""
@@ -199,3 +208,24 @@ def test_bad_input_is_refused():
     # a model without a row (NFN_NP has no recipe; DWSNet did not run) is left out, not an error
     t = as_the_authors_run_it(_run(rows), SETTINGS_15, "classification", {("NFN_NP", "augmentation"): "x"})
     assert set(t["model"]) == {"GMN"}
+
+
+def test_a_reference_batch_that_leaves_too_few_steps_is_halved_and_a_long_warmup_is_cut_to_the_run():
+    # notebook 02 at medium: 1,600 training INRs, a 150-epoch ceiling, the shared batch 32 (7,500 planned steps)
+    dws = recipe_for("DWSNet", "infonce")  # batch 512: 4 steps per epoch, 600 planned
+    f = fit_recipe_to_run(dws, 1600, 150, 32)
+    assert f.batch_size == 32 and f.planned_steps == 7500 and f.lr == pytest.approx(5e-3 * (32 / 512) ** 0.5)
+    assert f.notes[0] == "batch 512 -> 32: its ceiling held 600 steps, under 1 x 7,500"
+    assert fit_recipe_to_run(dws, 1600, 150, 32, step_share=0.5).batch_size == 64  # 3,750 >= 0.5 x 7,500
+    assert fit_recipe_to_run(dws, 1600, 150, 32, step_share=0.0).batch_size == 512  # the rule off
+    gmn = recipe_for("GMN", "infonce")  # batch 128, 1,000 warm-up steps
+    g = fit_recipe_to_run(gmn, 1600, 25, 32, step_share=0.0)  # the old 25-epoch cap: 325 planned steps
+    assert (g.batch_size, g.planned_steps, g.warmup_steps) == (128, 325, 16)  # 5 % of 325
+    assert "warm-up 1,000 -> 16 steps (5 % of 325 planned)" in g.notes
+    long = fit_recipe_to_run(gmn, 1600, 150, 32)
+    assert long.warmup_steps == 375 and long.planned_steps == 7500
+    assert fit_recipe_to_run(gmn, 55_000, 200, 128).warmup_steps == 1000  # the reference's own run: unchanged
+    with pytest.raises(ValueError, match="step_share"):
+        fit_recipe_to_run(gmn, 1600, 150, 32, step_share=2.0)
+    with pytest.raises(ValueError, match="shared_batch"):
+        fit_recipe_to_run(gmn, 1600, 150, 0)

@@ -129,11 +129,24 @@ def _median(rows: pd.DataFrame, col: str) -> float:
     return float(np.median(rows[col].astype(float))) if col in rows and len(rows) else math.nan
 
 
+def _note(rows: pd.DataFrame, start: str, marker: str) -> str:
+    """The first ``; ``-separated note of the runs' ``recipe`` column that starts with ``start`` and holds
+    ``marker`` (:func:`~hgutils.weightspace.metanets.recipes.fit_recipe_to_run`'s notes), without the closing
+    parenthesis of the column; ``""`` when none does."""
+    for text in _values(rows, "recipe"):
+        body = str(text)
+        body = body[body.find("(") + 1 : -1] if "(" in body and body.endswith(")") else body
+        for part in body.split("; "):
+            if part.startswith(start) and marker in part:
+                return part
+    return ""
+
+
 def _lr_rule(rows: pd.DataFrame) -> str:
     """The lr rule a run names in its ``recipe`` column ("... sqrt-scaled from batch 512 to 100")."""
     for text in _values(rows, "recipe"):
         for rule in ("sqrt", "linear"):
-            if f"{rule}-scaled" in str(text):
+            if f"({rule} rule" in str(text):
                 return rule
     return "none"
 
@@ -160,6 +173,7 @@ def _model_rows(
     lrs = [float(v) for v in _values(rows, "lr")]
     small = [b for b in batches if b < recipe.batch_size]
     rule = _lr_rule(rows)
+    halved = _note(rows, "batch ", " -> ")  # fit_recipe_to_run's rule 2: the ceiling held too few optimiser steps
     add(
         "batch",
         f"{recipe.batch_size}",
@@ -167,7 +181,9 @@ def _model_rows(
         ""
         if not small
         else (
-            f"smaller: the training split holds {n_train} < {recipe.batch_size} networks"
+            f"smaller, for enough optimiser steps: {halved}"
+            if halved
+            else f"smaller: the training split holds {n_train} < {recipe.batch_size} networks"
             if n_train < recipe.batch_size
             else "smaller than the reference's"
         ),
@@ -191,31 +207,36 @@ def _model_rows(
     ran = _median(rows, "epochs_run")
     stops = settings.patience < limit  # early stopping can end a run before its budget
     ours_ep = (
-        f"{budget}{', early stopping' if stops else ''}; ran {ran:g} (median), {n_capped} of {n_seeds} seed(s) capped"
+        f"{budget}{', the plateau rule' if stops else ''}; ran {ran:g} (median), {n_capped} of {n_seeds} seed(s) "
+        "capped while still improving"
     )
-    ep_dev = f"capped below the reference's {ref_epochs} epochs" if limit < ref_epochs else ""
-    ep_eff = "the cap did not bind: early stopping ended every seed before it"
+    ep_dev = f"a ceiling below the reference's {ref_epochs} epochs" if limit < ref_epochs else ""
+    reached = int((rows["task_stop"] == "budget").sum()) if "task_stop" in rows else n_capped
+    ep_eff = "the ceiling did not bind: every seed stopped on its plateau before it"
+    if reached and not n_capped:
+        ep_eff = f"{reached} of {n_seeds} seed(s) reached the ceiling on their plateau (converged, not capped)"
     if n_capped:
         hit = rows[rows["capped"].astype(bool)]
-        ep_eff = f"{n_capped} of {n_seeds} seed(s) ran to the cap"
+        ep_eff = f"{n_capped} of {n_seeds} seed(s) reached the ceiling still improving (capped)"
         if "best_epoch" in hit:  # the loop's epochs count from 0
             best = [(int(b) + 1, int(e)) for b, e in zip(hit["best_epoch"], hit["epochs_run"])]
             ep_eff += "; best validation epoch " + ", ".join(f"{b} of {e}" for b, e in best)
-            if any(b == e for b, e in best):
-                ep_eff += ": still improving at the cap"
     add("epochs", f"{ref_epochs}, all of them", ours_ep, ep_dev, ep_eff if ep_dev else "")
     # warm-up
     if recipe.warmup_steps:
-        w = recipe.warmup_steps
         ours_w = []
         dev = []
-        for b in batches or [recipe.batch_size]:
+        used = [int(v) for v in _values(rows, "warmup_steps")] or [recipe.warmup_steps]
+        for b, w in zip(batches or [recipe.batch_size], used * max(1, len(batches))):
             c = warmup_coverage(w, b, recipe.batch_size, n_train, _median(rows, "steps"))
             ours_w.append(
                 f"{w:,} steps = {c.networks:,} networks ({_num(c.epochs)} epochs); the run took "
                 f"{_num(c.steps_run)} steps: {_pct(c.completed)} of the warm-up"
             )
-            if c.networks < c.reference_networks:
+            cut = _note(rows, "warm-up ", " -> ")
+            if cut:
+                dev.append(f"cut to fit the run: {cut}")
+            elif c.networks < c.reference_networks:
                 dev.append(f"covers {_pct(c.networks / c.reference_networks)} of the reference's networks")
             if c.completed < 1:
                 dev.append(f"the run ended at {_pct(c.completed)} of the full learning rate")
@@ -241,11 +262,14 @@ def _model_rows(
     # model selection
     score = _SCORE.get(task, "score")
     ours_sel = f"best validation {score}, evaluated every epoch" + (
-        f"; early stopping after {settings.patience} epochs without improvement" if stops else ""
+        f"; the plateau rule: stops after {settings.patience} epochs without an improvement above min_delta, not "
+        f"before epoch {getattr(settings, 'min_epochs', 0)}"
+        if stops
+        else ""
     )
     sel_dev = []
     if stops:
-        sel_dev.append("early stopping (the reference trains all its epochs)")
+        sel_dev.append("stops on its plateau (the reference trains all its epochs)")
     if "every " in recipe.selection and "every epoch" not in recipe.selection:  # the reference names its cadence
         sel_dev.append("evaluated every epoch")
     add("model selection", recipe.selection, ours_sel, "; ".join(sel_dev))

@@ -88,6 +88,13 @@ def run_comparison(
         is smaller than the recipe's batch (:func:`hgutils.weightspace.metanets.recipes.scaled_lr`:
         ``"none"`` keeps it, ``"sqrt"`` and ``"linear"`` scale it by :math:`(B / B_{ref})^{1/2}` or
         :math:`B / B_{ref}`); the row's ``lr`` is the rate used and its ``recipe`` column names the rule.
+    recipe_step_share, warmup_share
+        Budgets count optimiser steps (:func:`~hgutils.weightspace.metanets.recipes.fit_recipe_to_run`): a
+        recipe whose batch leaves its run's ceiling fewer optimiser steps than ``recipe_step_share`` times the
+        shared models' has its batch halved until it does (never below the shared batch; its learning rate by
+        ``recipe_lr_scaling``), and a warm-up longer than ``warmup_share`` of the run's planned steps is cut to
+        that share. The row's ``recipe`` column names each rule that applied; ``warmup_steps`` and
+        ``planned_steps`` are recorded.
     augment
         Which models train with weight-space augmentation (:mod:`hgutils.weightspace.augment`, applied
         to the raw weights of every training batch, never to validation or test): ``"recipe"`` --
@@ -128,6 +135,7 @@ def run_comparison(
     runner = _Runner(zoo, task, target, out_dim, splits, rs.train_cfg, gth, rs.gate, rs.recipes)
     runner.lr_scaling = rs.recipe_lr_scaling
     runner.epoch_caps = {k: int(v) for k, v in (rs.epoch_caps or {}).items()}
+    runner.step_share, runner.warmup_share = rs.recipe_step_share, rs.warmup_share
     runner.augment = _check_augment(rs.augment)
     runner.prepare(rs.inputs, rs.drop_constant)
     lr_grid, family_lr, workers = rs.lr_grid, rs.family_lr, rs.workers

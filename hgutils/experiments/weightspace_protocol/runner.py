@@ -26,7 +26,7 @@ from hgutils.repro import cached, seed_everything, source_fingerprint
 from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULTS, for_zoo
 from hgutils.weightspace.inputs import Splits, prepare_inputs
 from hgutils.weightspace.metanets.heads import predict
-from hgutils.weightspace.metanets.recipes import recipe_batch_and_lr, recipe_for
+from hgutils.weightspace.metanets.recipes import RecipeFit, fit_recipe_to_run, planned_steps, recipe_for
 from hgutils.weightspace.tasks import embeddings, fit, predict_outputs
 from hgutils.weightspace.zoo.containers import Zoo
 
@@ -114,6 +114,7 @@ class _Runner:
         self.pretrained: dict[str, Any] = {}  # stage 1 shared by GTH-GMN variants that differ only in stage 2
         self.fingerprint = ""
         self.epoch_caps: dict[str, int] = {}
+        self.step_share, self.warmup_share = 1.0, 0.05  # run_comparison: recipe_step_share, warmup_share
         self.augment: tuple[str, ...] = ("recipe",)  # run_comparison: augment
         self.inputs = "standardize"  # the shared inputs (prepare)
         self.zoos: dict[str, Any] = {}  # prepared zoos by input normalisation
@@ -174,36 +175,59 @@ class _Runner:
         return None if self.recipes == "none" else recipe_for(VARIANTS[name].base, self.task)
 
     def recipe_lr(self, name: str) -> float:
-        """The learning rate of ``name``'s recipe at the batch size its runs use (``lr_scaling``)."""
+        """The learning rate of ``name``'s recipe at the batch size its runs use (:meth:`recipe_fit`)."""
 
-        return recipe_batch_and_lr(self.recipe(name), len(self.splits.train), self.lr_scaling)[1]
+        return self.recipe_fit(name).lr
 
-    def _batch_of(self, recipe: Any) -> int:
-        """The batch size a run with ``recipe`` uses: the recipe's, or the whole training split when smaller."""
+    def _ceiling(self, name: str) -> tuple[int, int | None]:
+        """``(epochs, steps)``: the ceiling of ``name``'s runs -- the shared one, an ``epoch_caps`` entry, or with
+        ``recipes="full"`` the recipe's epochs."""
+        r = self.recipe(name)
+        if self.recipes == "full" and r is not None:
+            return self.epoch_caps.get(name, r.epochs), None
+        if name in self.epoch_caps:
+            return self.epoch_caps[name], None
+        return self.train_cfg.epochs, self.train_cfg.steps
 
-        return recipe_batch_and_lr(recipe, len(self.splits.train), self.lr_scaling)[0]
+    def recipe_fit(self, name: str) -> RecipeFit:
+        """``name``'s reference recipe as its runs use it on this split and ceiling
+        (:func:`~hgutils.weightspace.metanets.recipes.fit_recipe_to_run`: the whole split when it is smaller
+        than the recipe's batch; a smaller batch, its learning rate by ``lr_scaling``, when the recipe's batch
+        leaves the ceiling fewer optimiser steps than ``step_share`` of the shared models'; a warm-up cut to
+        ``warmup_share`` of the planned steps)."""
+        epochs, steps = self._ceiling(name)
+        full = self.recipes == "full"  # the authors' batch and epochs: no rule but a warm-up longer than the run
+        return fit_recipe_to_run(
+            self.recipe(name),
+            len(self.splits.train),
+            epochs,
+            self.train_cfg.batch_size,
+            steps,
+            self.lr_scaling,
+            0.0 if full else self.step_share,
+            1.0 if full else self.warmup_share,
+        )
 
     def train_cfg_of(self, name: str, seed: int, lr: float) -> Any:
-        """The loop settings of one run: the shared ones, with the reference recipe's optimiser
-        (and, ``recipes="full"``, its batch size and epoch cap) applied per :func:`run_comparison`."""
+        """The loop settings of one run: the shared ones, with the reference recipe's optimiser, batch and
+        warm-up as this run uses them (:meth:`recipe_fit`; ``recipes="full"``: its epoch cap too) applied per
+        :func:`run_comparison`."""
         cfg = replace(self.train_cfg, seed=seed, lr=lr, augment=self.augment_of(name))
-        if name in self.epoch_caps:
-            cfg = replace(cfg, epochs=self.epoch_caps[name], steps=None)
+        epochs, steps = self._ceiling(name)
+        cfg = replace(cfg, epochs=epochs, steps=steps)
         r = self.recipe(name)
         if r is None:
             return cfg
-        cfg = replace(
+        fitted = self.recipe_fit(name)
+        return replace(
             cfg,
             optimizer=r.optimizer,
             weight_decay=r.weight_decay,
             amsgrad=r.amsgrad,
-            warmup_steps=r.warmup_steps,
+            warmup_steps=fitted.warmup_steps,
             grad_clip=r.grad_clip,
-            batch_size=self._batch_of(r),
+            batch_size=fitted.batch_size,
         )
-        if self.recipes == "full":
-            cfg = replace(cfg, epochs=self.epoch_caps.get(name, r.epochs), steps=None)
-        return cfg
 
     def data_of(self, model: Any, name: str) -> Any:
         """The prepared container of ``model``'s kind (built once, shared by variants of that kind)."""
@@ -263,11 +287,9 @@ class _Runner:
             return float("-inf")
         return float(fr.best_score) if np.isfinite(fr.best_score) and not fr.diverged else float("-inf")
 
-    def _recipe_mode(self, recipe: Any) -> str:
-        batch = self._batch_of(recipe)
-        if self.lr_scaling == "none" or batch == recipe.batch_size:
-            return self.recipes
-        return f"{self.recipes}; lr {recipe.lr:g} {self.lr_scaling}-scaled from batch {recipe.batch_size} to {batch}"
+    def _recipe_mode(self, name: str) -> str:
+        """The recipe mode and every rule that changed the recipe for this run (:meth:`recipe_fit`'s notes)."""
+        return "; ".join([self.recipes, *self.recipe_fit(name).notes])
 
     def run_key(self, name: str, seed: int, lr: float, keep_outputs: bool) -> dict[str, Any]:
         """Everything that decides one final run's outcome (the run cache's key): the prepared zoo's
@@ -286,7 +308,7 @@ class _Runner:
             "keep": bool(keep_outputs),
             "cfg": self.train_cfg_of(name, seed, lr),
             "inputs": self.inputs_of(name),
-            "recipe": self._recipe_mode(self.recipe(name)) if self.recipe(name) is not None else None,
+            "recipe": self._recipe_mode(name) if self.recipe(name) is not None else None,
             "gate": None if self.gate is None else asdict(self.gate),
             "code": _run_code_fingerprint(),
             "version": _RUN_CACHE_VERSION,
@@ -351,7 +373,7 @@ class _Runner:
             "seed": seed,
             "temporal": VARIANTS[name].temporal,
             "lr": lr,
-            "recipe": "" if recipe is None else f"{recipe.source.split(':')[0]} ({self._recipe_mode(recipe)})",
+            "recipe": "" if recipe is None else f"{recipe.source.split(':')[0]} ({self._recipe_mode(name)})",
             "trained": gs["trained"],
             "gate": gs["reason"],
             "capped": fr.capped,
@@ -361,6 +383,9 @@ class _Runner:
             "batch_size": cfg.batch_size,
             "reference_batch": "" if recipe is None else recipe.batch_size,
             "reference_lr": "" if recipe is None else recipe.lr,
+            "warmup_steps": cfg.warmup_steps,
+            "reference_warmup": "" if recipe is None else recipe.warmup_steps,
+            "planned_steps": planned_steps(len(sp.train), cfg.batch_size, cfg.epochs, cfg.steps),
             "inputs": "raw" if getattr(model, "reads_raw_weights", False) else self.inputs_of(name),
             "augment": "off" if cfg.augment is None else cfg.augment.describe(),
         }
