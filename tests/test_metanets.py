@@ -158,3 +158,31 @@ def test_statnn_standardises_each_statistic_across_networks_and_takes_a_single_n
     assert torch.allclose(h.var(0, unbiased=False)[varying], torch.ones(int(varying.sum()), dtype=h.dtype), atol=1e-3)
     out = m(data[torch.tensor([0])])  # a last training batch of one network still runs (running statistics)
     assert out.shape == (1, 3) and torch.isfinite(out).all()
+
+
+def test_statnn_standardises_its_statistics_on_the_training_networks_only():
+    data = make_data(n=10, T=2)
+    m = StatNN("classification", 3, SIZES, 2, feature_norm="train").double()
+    with pytest.raises(ValueError, match="fit_inputs"):
+        m(data[torch.arange(3)])
+    # a network's statistics offset so that a raw-statistics MLP sees them all alike: 0.1 + 1e-4 * noise
+    near = WeightData(tuple(0.1 + 1e-4 * w for w in data.weights), tuple(0.1 + 1e-4 * b for b in data.biases))
+    train = torch.arange(6)
+    m.fit_inputs(near, train)
+    z = m._normalise(m.features(near[train]))
+    assert torch.allclose(z.mean(0), torch.zeros(z.shape[1], dtype=z.dtype), atol=1e-8)
+    varies = m.features(near[train]).std(0) > 1e-12  # the one-entry output bias has variance 0 in every network
+    assert not varies.all() and torch.allclose(z.std(0, unbiased=False)[varies], torch.ones_like(z[0, varies]))
+    assert (z[:, ~varies] == 0).all()  # a constant statistic stays constant (std 1 kept, no division by 0)
+    held_out = m.features(near[torch.arange(6, 10)])
+    assert torch.equal(m.feat_mean, m.features(near[train]).mean(0))  # the test networks never enter
+    assert not torch.allclose(m._normalise(held_out).mean(0), torch.zeros_like(held_out[0]), atol=1e-3)
+    # the statistics are permutation invariant, so the standardised model is too
+    perm = torch.randperm(5)
+    w = list(near.weights)
+    b = list(near.biases)
+    w[0], b[0], w[1] = w[0][:, :, perm], b[0][:, :, perm], w[1][:, :, :, perm]
+    m.eval()
+    assert torch.allclose(m(near[torch.arange(3)]), m(WeightData(tuple(w), tuple(b))[torch.arange(3)]), atol=1e-10)
+    state = m.state_dict()
+    assert {"feat_mean", "feat_std", "feat_fitted"} <= set(state)  # saved with the model

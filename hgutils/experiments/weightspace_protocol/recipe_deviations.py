@@ -251,7 +251,9 @@ def _model_rows(
     add("gradient clip", ref_clip, ours_clip, "" if ours_clip == ref_clip else "the shared clip (recipes='none')")
     # inputs
     inputs = [str(v) for v in _values(rows, "inputs")]
-    add("inputs", recipe.inputs, _one(inputs), "" if inputs == [recipe.inputs] else "other inputs")
+    standardised = any("standardised on the training split" in v for v in inputs)
+    dev = "" if inputs == [recipe.inputs] else ("statistics standardised" if standardised else "other inputs")
+    add("inputs", recipe.inputs, _one(inputs), dev)
     # augmentation
     ref_aug = "off" if recipe.augment is None else recipe.augment.describe()
     augs = [str(v) for v in _values(rows, "augment")]

@@ -386,7 +386,12 @@ class _Runner:
             "warmup_steps": cfg.warmup_steps,
             "reference_warmup": "" if recipe is None else recipe.warmup_steps,
             "planned_steps": planned_steps(len(sp.train), cfg.batch_size, cfg.epochs, cfg.steps),
-            "inputs": "raw" if getattr(model, "reads_raw_weights", False) else self.inputs_of(name),
+            "inputs": ("raw" if getattr(model, "reads_raw_weights", False) else self.inputs_of(name))
+            + (
+                ", statistics standardised on the training split"
+                if getattr(model, "feature_norm", "") == "train"
+                else ""
+            ),
             "augment": "off" if cfg.augment is None else cfg.augment.describe(),
         }
         for part in ("test", "val", "train"):

@@ -101,8 +101,29 @@ VARIANTS: dict[str, Variant] = {
             "signed weights also fed to the attention",
             use_edge_weight=True,
         ),
-        _v("StatNN", "StatNN", "last", False, "NFN's StatNet: 7 statistics per tensor -> MLP 1000-1000"),
-        _v("StatNN (traj)", "StatNN", "all", True, "statistics of every snapshot"),
+        _v(
+            "StatNN",
+            "StatNN",
+            "last",
+            False,
+            "NFN's StatNet: 7 statistics per tensor, standardised on the training split -> MLP 1000-1000",
+            feature_norm="train",
+        ),
+        _v(
+            "StatNN (raw statistics)",
+            "StatNN",
+            "last",
+            False,
+            "NFN's StatNet as its reference feeds it: the raw statistics -> MLP 1000-1000",
+        ),
+        _v(
+            "StatNN (traj)",
+            "StatNN",
+            "all",
+            True,
+            "statistics of every snapshot, standardised on the training split",
+            feature_norm="train",
+        ),
         _v(
             "StatNN (batch norm)",
             "StatNN",
@@ -171,6 +192,7 @@ RECIPE_MODES: tuple[str, ...] = ("none", "optimizer", "full")
 #: by augmentation): the fair comparison set for "GTH-GMN beats the best baseline".
 SYMMETRY_RESPECTING: tuple[str, ...] = (
     "StatNN",
+    "StatNN (raw statistics)",
     "StatNN (batch norm)",
     "NFN_NP",
     "NFN_HNP",
