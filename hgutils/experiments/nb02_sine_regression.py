@@ -107,11 +107,11 @@ class SineRegressionConfig(ComparisonSettings):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
-        # medium exceeds the 90-minute allowance (about 95 min on a fresh clone, published 2026-12-04, estimated
-        # from its CPU-s: zoo + grid 21 min of wall time, the comparison 8,782 CPU-s in 2 workers; docs/claims.md):
-        # GTH-GMN finetune ~12 s of CPU per epoch for up to 150 epochs (1,035-1,883 CPU-s per seed), the two
-        # message-passing encoders (DWSNet ~25 s, GMN ~20 s of CPU per epoch at their reference batches) under a
-        # 25-epoch cap, which they reach (capped), the others up to 150 epochs
+        # medium: every model to its plateau under the loop's plateau rule (patience 20, min_delta 1 % of the InfoNCE
+        # loss, never before epoch 20) within a 150-epoch ceiling; DWSNet and GMN at the batch that gives their
+        # ceiling as many optimiser steps as the shared batch 32 (fit_recipe_to_run: 512 and 128 -> 32, lr by the sqrt
+        # rule, GMN's 1,000-step warm-up cut to 5 % of the 7,500 planned steps); GTH-GMN's stage 1 to its own plateau
+        # on the validation reconstruction loss under a 3,000-step ceiling. Measured wall time: COST_MINUTES
         "medium": {
             "n_nets": 2000,
             "T": 10,
@@ -119,7 +119,7 @@ class SineRegressionConfig(ComparisonSettings):
             "n_seeds": 3,
             "epochs": 150,
             "patience": 20,
-            "epoch_caps": (("DWSNet", 25), ("GMN", 25)),
+            "min_epochs": 20,
             "batch_size": 32,
             "lr_grid": (1e-3, 5e-3),
             "lr_search_steps": 200,
@@ -135,7 +135,7 @@ class SineRegressionConfig(ComparisonSettings):
             "select_lr_grid": (),
             "select_steps": 200,
             "pretrain_networks": 512,
-            "pretrain_steps": 200,
+            "pretrain_steps": 3000,
             "refine_steps": 10,
             "refine_lr": 0.3,
             "val_fraction": 0.1,

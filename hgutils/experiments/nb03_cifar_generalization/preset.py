@@ -97,6 +97,7 @@ class GeneralizationConfig(ComparisonSettings):
             "n_seeds": 3,
             "epochs": 50,
             "patience": 10,
+            "min_epochs": 10,
             "batch_size": 8,
             "lr_grid": (1e-3, 3e-3),
             "lr_search_steps": 300,
@@ -111,7 +112,7 @@ class GeneralizationConfig(ComparisonSettings):
             # improving). The whole notebook took 111.2 min (over the 90-minute budget; docs/claims.md)
             "select_steps": 300,
             "pretrain_networks": 256,
-            "pretrain_steps": 400,
+            "pretrain_steps": 3000,
             "refine_steps": 10,
             "refine_lr": 0.3,
             "test_fraction": 0.3,
