@@ -335,17 +335,20 @@ class TrainLog:
         return not math.isfinite(self.window_gain) or self.window_gain > self.min_delta
 
     def describe(self) -> str:
-        """Why the run ended, in words, with its best epoch and its last window's improvement."""
-        gain = _fmt_gain(self.window_gain, self.improvement)
-        delta = _fmt_gain(self.min_delta, self.improvement)
-        best = f"best epoch {self.best_epoch}" if self.best_epoch >= 0 else "no validation score"
+        """Why the run ended, in words, with its best epoch (counted from 1) and its last window's improvement."""
+        n = len(self.history)
+        best = (
+            f"best epoch {self.best_epoch + 1} of {n}" if self.best_epoch >= 0 else f"{n} epochs, no validation score"
+        )
         if self.stopped == "budget":
-            state = "still improving: capped" if self.capped else "on its plateau: converged"
             if not math.isfinite(self.window_gain):
-                return f"budget spent ({self.stop_detail}); {best}; no validation score: capped"
-            return f"budget spent {state} (last window {gain} vs min_delta {delta}); {best}"
+                return f"ceiling reached ({self.stop_detail}) without a validation score: capped; {best}"
+            gain, delta = _fmt_gain(self.window_gain, self.improvement), _fmt_gain(self.min_delta, self.improvement)
+            if self.capped:
+                return f"ceiling reached while still improving: capped (last window {gain} > {delta}); {best}"
+            return f"ceiling reached on its plateau: converged (last window {gain} <= {delta}); {best}"
         if self.stopped == "plateau":
-            return f"plateau ({self.stop_detail}); {best}"
+            return f"plateau: {self.stop_detail}; {best}"
         if self.stopped == "diverged":
             return f"diverged {self.stop_detail}"
         return f"{self.stopped}: {self.stop_detail}; {best}"
@@ -532,4 +535,4 @@ def _on_plateau(budget: Budget, bad: int, epochs_done: int) -> bool:
 
 
 def _plateau_detail(budget: Budget, bad: int, delta: float, kind: str) -> str:
-    return f"{bad} epochs without an improvement above {_fmt_gain(delta, kind).lstrip('+')}"
+    return f"{bad} epochs in a row without an improvement above {_fmt_gain(delta, kind).lstrip('+')}"

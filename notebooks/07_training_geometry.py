@@ -43,9 +43,8 @@
 # GTH-GMN is built at the size notebook 01 chose on its validation split (`gth_size` in the preset; at
 # medium, 01's grid kept its declared first cell, `default`, since no cell passed the learnability gate
 # within the grid's 300 steps; `gth_overrides` can set any other field). Scales: `smoke` (CI: 10 digit INRs of width 6, 8 snapshots, a few epochs: every code path, no
-# claim judged), `medium` (40 MNIST INRs of width 16, 100 snapshots, the encoder up to 150 epochs: its
-# validation loss still creeps down there, so the run is marked capped; see the preset), `paper` (256 INRs
-# of width 32, GPU).
+# claim judged), `medium` (40 MNIST INRs of width 16, 100 snapshots, the encoder to its plateau within a
+# 150-epoch ceiling), `paper` (256 INRs of width 32, GPU).
 
 # %% tags=["parameters"]
 scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, CPU, ≤ 30 min) | "paper" (GPU)
@@ -57,7 +56,7 @@ figures_dir = None  # str or None: None means <repo>/figures
 # optional per-field overrides of the preset, None = use the preset:
 n_inrs = None  # int or None: INRs of the 13-layer zoo
 T = None  # int or None: snapshots per trajectory
-epochs = None  # int or None: the encoder's epoch cap (early stopping decides)
+epochs = None  # int or None: the encoder's epoch ceiling (the plateau rule ends it before)
 
 # %% tags=[]
 import logging
@@ -102,8 +101,10 @@ minutes["zoo"] = (time.time() - t0) / 60
 # The paper learns the embedding self-supervised: the encoder places every node of every snapshot in the
 # ball, and decoders reconstruct the weight graph from the positions (Fermi–Dirac links, power-law
 # magnitudes, tangent-space signs, with slope, smoothness and ranking regularisers). The first `n_train`
-# INRs train it; the next `n_val` stop it when their reconstruction loss has not improved for `patience`
-# epochs, or at the `epochs` cap (a run stopped there is marked *capped*, and the claims say so). The INRs
+# INRs train it; the next `n_val` stop it on its plateau -- the loop's plateau rule: `patience` epochs in a
+# row that do not lower their reconstruction loss by more than 1 % -- or at the `epochs` ceiling, where it
+# is marked *capped* only if its last `patience` epochs still gained more than that, and the claims say so
+# (a run that reaches its ceiling on its plateau has converged). The INRs
 # after those are read: each snapshot's node coordinates are refined on the ball (stage 2) and the
 # reconstruction is measured on them, beside the baselines a decoder must beat (link AUC 0.5, the per-block majority sign, the block-mean magnitude R²).
 
@@ -161,7 +162,7 @@ display(table(pd.DataFrame([{"section": k, "minutes": round(v, 1)} for k, v in m
 # t = 97 is above 0 and above the shuffled control's change, each by more than 2 standard errors over the
 # read INRs (paired); it is *contradicted* when resolved the other way and *inconclusive* otherwise, with
 # the smallest change the run could resolve. Each claim records the encoder's learnability check and
-# whether it reached its cap. The claim ids are those notebook 01 recorded before the figure moved here.
+# whether its ceiling ended it while it was still improving (capped). The claim ids are those notebook 01 recorded before the figure moved here.
 # At `smoke` nothing is judged.
 
 # %% tags=[]

@@ -267,7 +267,7 @@ def test_a_steep_curve_at_the_ceiling_is_capped_and_a_plateau_at_the_ceiling_is_
     log = train(ScriptedTask(steep), Budget(epochs=20, patience=5))
     assert log.stopped == "budget" and log.capped
     assert log.window_gain == pytest.approx((2.30 - 2.05) / 2.30)  # best of the last 5 (epoch 19) over epoch 14
-    assert "capped" in log.describe() and "best epoch 19" in log.describe()
+    assert "capped" in log.describe() and "best epoch 20 of 20" in log.describe()
     flat_end = [-(3.0 - 0.1 * e) for e in range(10)] + [-2.1] * 10
     log2 = train(ScriptedTask(flat_end), Budget(epochs=20, patience=5, min_epochs=30))  # flat for its last 10
     assert log2.stopped == "budget" and not log2.capped and log2.window_gain == 0.0

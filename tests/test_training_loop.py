@@ -257,7 +257,7 @@ def test_capped_is_recorded_when_the_budget_ends_the_run_and_not_when_early_stop
     res = fit(m, data, y, torch.arange(8), torch.arange(8, 12), cfg=TrainConfig(epochs=2, batch_size=4, patience=100))
     lg = res.stages["task"]
     assert lg.stopped == "budget" and res.capped == (lg.window_gain > lg.min_delta) == lg.capped
-    assert res.stopped["task"].startswith("budget spent") and res.stage_columns()["task_stop"] == "budget"
+    assert res.stopped["task"].startswith("ceiling reached") and res.stage_columns()["task_stop"] == "budget"
     m = build_metanet("StatNN", zoo, "classification", 2)
     res = fit(
         m, data, y, torch.arange(8), torch.arange(8, 12), cfg=TrainConfig(epochs=500, batch_size=4, patience=1, lr=1e-6)
