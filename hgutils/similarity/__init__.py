@@ -10,6 +10,10 @@ Regime diagnostics (:mod:`~hgutils.similarity.regimes`): :func:`relative_weight_
 Scoring a similarity matrix against known groups (:mod:`~hgutils.similarity.scoring`):
 :func:`split_auc`, :func:`dissimilarity_ratio` (scale-free), :func:`split_scores`,
 :func:`split_pairs`, :func:`mean_between`.
+Dynamics (:mod:`~hgutils.similarity.input_time`, :mod:`~hgutils.similarity.dynamical`): pullback metrics on
+the input-time manifold of a recurrent network (:func:`trajectory_jacobians`, :func:`input_time_metrics`,
+:func:`input_time_msa`, the coded geometry over time :func:`coded_metrics`, :func:`temporal_msa`) and DSA
+through its authors' package (:func:`dsa_matrix`).
 """
 
 from hgutils.similarity.baselines import (
@@ -27,6 +31,15 @@ from hgutils.similarity.baselines import (
     similarity_matrix,
     svcca,
     svcca_matrix,
+)
+from hgutils.similarity.dynamical import dsa_matrix
+from hgutils.similarity.input_time import (
+    coded_metrics,
+    input_time_jacobians,
+    input_time_metrics,
+    input_time_msa,
+    temporal_msa,
+    trajectory_jacobians,
 )
 from hgutils.similarity.msa import (
     DEFAULT_EPS,
@@ -60,6 +73,13 @@ __all__ = [
     "canonical_correlations",
     "cca_matrix",
     "cca_similarity",
+    "coded_metrics",
+    "dsa_matrix",
+    "input_time_jacobians",
+    "input_time_metrics",
+    "input_time_msa",
+    "temporal_msa",
+    "trajectory_jacobians",
     "linear_cka",
     "linear_cka_matrix",
     "mlp_layer_fn",
