@@ -32,6 +32,9 @@
 # (ω₀ = 30) per function, Adam lr 10⁻³, weight decay 10⁻⁴, full batch, stopping at loss 10⁻⁴; each
 # encoder is trained **self-supervised**, then a **linear** least-squares regression (scikit-learn's
 # `LinearRegression` in DWSNets' code) from the frozen 16-d encoder output to (a, b) gives the test MSE.
+# Every probe reads the same width, 16: an encoder's 16-d output, or the leading 16 principal components of
+# an embedding that is wider (GTH-GMN's frozen reconstruction embedding); the results record it
+# (`probe_dim`), and a wider probe, where one is shown, is labelled as such and judges no claim.
 # The baselines' self-supervised objective is DWSNets' InfoNCE: each network is paired with **one**
 # augmented view of itself (the weights shifted by 0.2 standard deviations of Gaussian noise and masked
 # with dropout p = 0.5, applied before normalisation); the loss reads a projection head that the probe
@@ -49,8 +52,8 @@
 # every snapshot) give a yardstick of how much of (a, b) the weights carry.
 #
 # Scales: `smoke` (CI: 64 INRs, 2 epochs — runs every code path, judges no claim),
-# `medium` (2,000 INRs, T = 10 log-spaced snapshots, up to 150 epochs per encoder with early stopping —
-# DWSNet and GMN, about 0.6 and 0.9 CPU-seconds per step, up to 25 — 3 seeds, two one-thread workers; 74 min),
+# `medium` (2,000 INRs, T = 10 log-spaced snapshots, every encoder to its plateau within a 150-epoch ceiling,
+# 3 seeds, two one-thread workers; the measured time is the preset's `COST_MINUTES`),
 # `paper` (12,000 INRs, T = 80, up to 500 epochs, 5 seeds, GPU).
 
 # %% tags=["parameters"]
@@ -62,7 +65,7 @@ results_dir = None  # str or None: None means <repo>/results
 figures_dir = None  # str or None: None means <repo>/figures
 # optional per-field overrides of the preset, None = use the preset:
 n_seeds = None  # int or None: encoder seeds
-epochs = None  # int or None: epoch cap per encoder and seed (early stopping on validation)
+epochs = None  # int or None: epoch ceiling per encoder and seed (the plateau rule ends runs before it)
 refine_lr = None  # float or None: GTH-GMN's stage-2 Riemannian step size
 inputs = None  # str or None: standardize | delta | rms | none (how every model's inputs are prepared)
 
@@ -71,7 +74,7 @@ import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb02_sine_regression as ex
@@ -116,15 +119,20 @@ print(f"final fit MSE: median {fl.median():.2e}, 90th percentile {fl.quantile(0.
 # **Protocol shared with notebooks 01 and 03** (`hgutils.experiments.weightspace_protocol`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
 # dropped), except GMN, which standardises inside the model per weight and bias tensor as Neural Graphs
-# does; the same epoch cap with early stopping on the validation loss through the one training
-# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; a run whose
-# loss goes non-finite stops there, keeps its best validated epoch and is counted as *diverged*; `epoch_caps`
-# lowers the cap for a model the preset cannot afford to train longer, and the table shows it); each
-# baseline with its authors' optimiser settings, batch size (where the training split holds it) and
-# weight-space augmentations (`recipe` column: DWSNet as DWSNets' self-supervised trainer — AdamW 5·10⁻³,
-# weight decay 5·10⁻⁴, AMSGrad, batch 512; GMN as Neural Graphs, batch 128; StatNN as NFN's StatNet),
-# the other models with a learning rate chosen from a small grid on the validation split; and the
-# learnability gate —
+# does; every model trained to its **plateau** through the one training loop: an epoch counts as better
+# only when it lowers the validation loss by more than 1 % of it (`hgutils.loop.DEFAULT_MIN_DELTA`), and a
+# run stops after `patience` epochs in a row that do not, never before `min_epochs`; a run that reaches the
+# `epochs` ceiling is marked *capped* only when its last `patience` epochs still gained more than that (a
+# verdict resting on it then says so), one that reaches it on its plateau has converged; a run whose loss
+# goes non-finite stops there, keeps its best validated epoch and is counted as *diverged*. Each baseline
+# trains with its authors' optimiser settings and weight-space augmentations (`recipe` column: DWSNet as
+# DWSNets' self-supervised trainer — AdamW 5·10⁻³, weight decay 5·10⁻⁴, AMSGrad, batch 512; GMN as Neural
+# Graphs, batch 128, a 1,000-step warm-up; StatNN as NFN's StatNet, its statistics standardised on the
+# training split), under two stated rules that make a budget count optimiser steps: a reference batch that
+# would leave a run's ceiling fewer optimiser steps than the shared batch's is halved until it does not
+# (its learning rate by the square-root rule), and a warm-up longer than 5 % of the run's planned steps is
+# cut to 5 % (the recipe column and the "as the authors run it" table name both); the other models get a
+# learning rate chosen from a small grid on the validation split; and the learnability gate —
 # a model whose training loss never left its plateau is reported, and any claim that uses it reads
 # "inconclusive (did not train)". The table lists the learning rate used, the epochs spent and the gate
 # per model.
@@ -152,26 +160,9 @@ print("split sizes:", splits.sizes())
 # rate) is kept, and the line under the table says so.
 
 # %% tags=[]
-selection = gsel.select_for(cfg, zoo, "infonce", target, cfg.emb_dim, splits, seeds, device)
-print(selection.caption)
-display(table(selection.table, index=False))
-print(selection.summary())
-selection.table.to_csv(out_res / "gth_selection.csv", index=False)
-
-# %% tags=[]
-run = cmp.run_comparison(
-    zoo,
-    "infonce",
-    target,
-    cfg.emb_dim,
-    cfg.variants,
-    splits,
-    seeds,
-    selection.apply(cfg.run_settings(device)),
-    desc="sine",
-)
-print("inputs:", run.inputs)
-display(cmp.protocol_table(run))
+selection, run = gsel.select_and_compare(cfg, zoo, "infonce", target, cfg.emb_dim, splits, seeds, device, "sine", out_res)
+display(Markdown(selection.caption), table(selection.table, index=False), Markdown(selection.summary()))
+display(Markdown(f"inputs: {run.inputs}"), cmp.protocol_table(run))
 
 # %% [markdown] tags=[]
 # ## 3. Did every encoder train?
@@ -191,22 +182,17 @@ plt.show()
 # %% [markdown] tags=[]
 # ## 4. Results: linear-probe test MSE on (a, b), mean ± std over seeds
 #
-# Beside every encoder: the floor (predicting the training mean) and the epochs each run used. Below
-# them, the supervised trees on weight statistics — not a probe of a frozen embedding, but a measure of
-# how much of (a, b) the weights carry under the same split.
+# Beside every encoder: the width its probe read (`probe_dim`, the same for every row), the floor
+# (predicting the training mean) and the epochs each run used. Where a frozen embedding's sizing rule
+# gives a wider probe, its MSE is shown beside, labelled with its width; no claim reads it. Below them, the
+# supervised trees on weight statistics — not a probe of a frozen embedding, but a measure of how much of
+# (a, b) the weights carry under the same split.
 
 # %% tags=[]
 summary = cmp.summarize(run.table, ["test_mse", "test_mean_mse"])
 run.table.to_csv(out_res / "results.csv", index=False)
 used = cmp.run_lengths(run.table)
-display(
-    table(
-        summary[["model", "n_seeds", "test_mse", "test_mean_mse"]]
-        .rename(columns={"test_mean_mse": "floor (training mean)"})
-        .merge(used, left_on="model", right_index=True),
-        index=False,
-    )
-)
+display(table(ex.probe_table(run, summary).merge(used, left_on="model", right_index=True), index=False))
 refs = in_zoo_references(zoo, "regression", target, splits, seeds)
 refs.table.to_csv(out_res / "references.csv", index=False)
 display(table(cmp.summarize(refs.table, ["test_mse"])[["model", "n_seeds", "test_mse"]], index=False))

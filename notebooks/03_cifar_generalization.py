@@ -51,9 +51,10 @@
 # `smoke` always uses the 8×8 digits stand-in so that it runs anywhere.
 #
 # Scales: `smoke` (CI: 80 classifiers, T = 4, 3 epochs — runs every code path, judges no claim),
-# `medium` (800 classifiers, T = 9 at the Small CNN Zoo's checkpoint epochs, NFN's budget of up to 50
-# epochs at batch 8 with early stopping, GTH-GMN's reconstruction stage up to 400 steps on 256 networks,
-# 3 seeds, two one-thread workers), `paper` (30,000 classifiers, GPU).
+# `medium` (800 classifiers, T = 9 at the Small CNN Zoo's checkpoint epochs, every model to its plateau
+# within NFN's ceiling of 50 epochs at batch 8, GTH-GMN's reconstruction stage to its own plateau on 256
+# networks, 3 seeds, two one-thread workers; the measured time is the preset's `COST_MINUTES`), `paper`
+# (30,000 classifiers, GPU).
 
 # %% tags=["parameters"]
 scale: str = "smoke"  # "smoke" (CI, ≤ 3 min) | "medium" (make reproduce, ≤ 45 min, CPU) | "paper" (GPU, hours)
@@ -64,7 +65,7 @@ results_dir = None  # str or None: None means <repo>/results
 figures_dir = None  # str or None: None means <repo>/figures
 # optional per-field overrides of the preset, None = use the preset:
 n_seeds = None  # int or None: model seeds
-epochs = None  # int or None: epoch cap per model and seed (early stopping on validation)
+epochs = None  # int or None: epoch ceiling per model and seed (the plateau rule ends runs before it)
 inputs = None  # str or None: standardize | delta | rms | none (how every model's inputs are prepared)
 
 # %% tags=[]
@@ -72,7 +73,7 @@ import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from hgutils.experiments import gth_selection as gsel
 from hgutils.experiments import nb03_cifar_generalization as ex
@@ -113,17 +114,23 @@ display(ex.hyperparameter_summary(zoo))
 # ## 2. Every model, final checkpoint vs trajectory, one split
 #
 # Each variant predicts accuracy with a sigmoid head trained by BCE (NFN protocol); validation Kendall τ
-# drives early stopping; the test Kendall τ is the score. "(traj)" variants read all T snapshots (as
+# decides when a run has reached its plateau; the test Kendall τ is the score. "(traj)" variants read all T snapshots (as
 # channels for NFN/StatNN/FlatMLP, as edge channels for GMN); GTH-GMN reads the trajectory by
 # construction and "GTH-GMN (T=1)" is its final-checkpoint version.
 #
 # **Protocol shared with notebooks 01 and 02** (`hgutils.experiments.weightspace_protocol`): one split; the same
 # inputs for every model (per-entry standardisation with training-set statistics, constant snapshots
-# dropped); the same epoch cap and batch with early stopping on validation through the one training
-# loop (a run that reaches its cap is marked *capped*, and a verdict resting on it says so; a run whose
-# loss goes non-finite stops there, keeps its best validated epoch and is counted as *diverged*); each
-# baseline with its authors' optimiser settings (`recipe` column: GMN as Neural Graphs' CNN-zoo
-# script — AdamW, weight decay 5·10⁻⁴, AMSGrad, clip 10; StatNN as NFN's StatNet — Adam 10⁻³), the
+# dropped); the same ceiling and batch, every model trained to its **plateau** through the one training
+# loop: an epoch counts as better only when it raises the validation τ by more than 0.005
+# (`hgutils.loop.DEFAULT_MIN_DELTA`), and a run stops after `patience` epochs in a row that do not, never
+# before `min_epochs` (GTH-GMN's reconstruction stage by the same rule on its validation loss, 1 %); a run
+# that reaches its ceiling is marked *capped* only when its last `patience` epochs still gained more than
+# that, and a verdict resting on it says so; a run whose loss goes non-finite stops there, keeps its best
+# validated epoch and is counted as *diverged*. Each baseline trains with its authors' optimiser settings
+# (`recipe` column: GMN as Neural Graphs' CNN-zoo script — AdamW, weight decay 5·10⁻⁴, AMSGrad, clip 10;
+# StatNN as NFN's StatNet — Adam 10⁻³, its statistics standardised on the training
+# split), a reference batch that would leave a run's ceiling fewer optimiser steps than the shared batch's
+# halved until it does not (learning rate by the square-root rule; the recipe column says so), the
 # other models with a learning rate chosen from a small grid on the validation split; and the
 # learnability gate — a model whose training loss never left its plateau is reported, and any claim
 # that uses it reads "inconclusive (did not train)".
@@ -148,26 +155,9 @@ print("split sizes:", splits.sizes())
 # rate: the paper's reading at today's size) is kept, and the line under the table says so.
 
 # %% tags=[]
-selection = gsel.select_for(cfg, zoo, "accuracy", acc, 1, splits, seeds, device)
-print(selection.caption)
-display(table(selection.table, index=False))
-print(selection.summary())
-selection.table.to_csv(out_res / "gth_selection.csv", index=False)
-
-# %% tags=[]
-run = cmp.run_comparison(
-    zoo,
-    "accuracy",
-    acc,
-    1,
-    cfg.variants,
-    splits,
-    seeds,
-    selection.apply(cfg.run_settings(device)),
-    desc="generalisation",
-)
-print("inputs:", run.inputs)
-display(cmp.protocol_table(run))
+selection, run = gsel.select_and_compare(cfg, zoo, "accuracy", acc, 1, splits, seeds, device, "generalisation", out_res)
+display(Markdown(selection.caption), table(selection.table, index=False), Markdown(selection.summary()))
+display(Markdown(f"inputs: {run.inputs}"), cmp.protocol_table(run))
 
 # %% [markdown] tags=[]
 # ## 3. Did every model train?

@@ -116,3 +116,31 @@ def test_gth_gmn_view_recomputes_node_features_from_the_augmented_weights():
     assert not torch.allclose(v.edge_weight, g.edge_weight)
     zero = g.dwsnets_view(None, shift=0.0, drop=0.0)
     assert torch.allclose(zero.edge_weight, g.edge_weight) and torch.allclose(zero.node_feat, g.node_feat)
+
+
+def test_every_encoders_probe_reads_the_same_width(tmp_path, monkeypatch):
+    """Notebook 02's rows, frozen two-stage GTH-GMN included, probe (a, b) at PROBE_COMPONENTS dimensions."""
+    from test_training_loop import SMALL_GTH
+
+    from hgutils.experiments import nb02_sine_regression as nb02
+    from hgutils.experiments import weightspace_protocol as cmp
+    from hgutils.weightspace.tasks import PROBE_COMPONENTS, TrainConfig, linear_probe
+
+    monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
+    zoo = make_zoo(40, 2)
+    y = zoo.meta["target"]
+    splits = cmp.make_splits(len(zoo), 0.2, 0.2)
+    settings = cmp.RunSettings(
+        train_cfg=TrainConfig(epochs=1, batch_size=8), gth_overrides={**SMALL_GTH, "dim": 24}, recipes="optimizer"
+    )
+    names = ["GTH-GMN (two-stage, frozen)", "StatNN", "DWSNet"]
+    run = cmp.run_comparison(zoo, "infonce", y, 16, names, splits, [0], settings)
+    assert set(run.table["probe_dim"]) == {PROBE_COMPONENTS}  # one width for every row
+    frozen = run.table.set_index("model").loc["GTH-GMN (two-stage, frozen)"]
+    assert frozen["test_wide_probe_dim"] != PROBE_COMPONENTS  # the sizing rule's probe: shown beside, labelled
+    table = nb02.probe_table(run, cmp.summarize(run.table, ["test_mse", "test_mean_mse"]))
+    assert set(table["probe_dim"]) == {str(PROBE_COMPONENTS)} and "wider probe (not judged)" in table
+    # the probe reads at most PROBE_COMPONENTS principal components of a wider embedding
+    x = torch.randn(30, 40, dtype=torch.float64)
+    assert linear_probe(x[:20], y[:20], x[20:], y[20:30], components=PROBE_COMPONENTS)["probe_dim"] == 16
+    assert linear_probe(x[:20, :5], y[:20], x[20:, :5], y[20:30], components=PROBE_COMPONENTS)["probe_dim"] == 5

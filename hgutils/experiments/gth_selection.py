@@ -50,7 +50,16 @@ from hgutils.weightspace.metanets.gth_gmn.config import PROTOCOLS, SIZES
 from hgutils.weightspace.tasks import TrainConfig, fit, probe_features, probe_metrics
 from hgutils.weightspace.zoo.containers import Zoo
 
-__all__ = ["Selection", "SelectionGrid", "choose", "grid_of", "select_for", "select_gth", "validation_score"]
+__all__ = [
+    "Selection",
+    "SelectionGrid",
+    "choose",
+    "grid_of",
+    "select_and_compare",
+    "select_for",
+    "select_gth",
+    "validation_score",
+]
 
 #: bump when the table's columns or the selection rule change (the code hash covers the training code)
 _VERSION = 1
@@ -391,3 +400,36 @@ def select_for(
         gate=rs.gate,
         workers=rs.workers,
     )
+
+
+def select_and_compare(
+    settings: Any,
+    zoo: Zoo,
+    task: str,
+    target: Tensor | None,
+    out_dim: int,
+    splits: Any,
+    seeds: Any,
+    device: str = "cpu",
+    desc: str = "",
+    out_dir: str | Path | None = None,
+) -> tuple[Selection, cmp.ComparisonResult]:
+    """What notebooks 02 and 03 run the same way: GTH-GMN's grid on the first seed's validation split
+    (:func:`select_for`; its table written to ``out_dir/gth_selection.csv`` when given), then every variant of
+    the preset (``settings.variants``) on the split and seeds with the chosen configuration as GTH-GMN's base
+    (:func:`~hgutils.experiments.weightspace_protocol.run_comparison`). Returns ``(selection, run)``."""
+    selection = select_for(settings, zoo, task, target, out_dim, splits, seeds, device)
+    if out_dir is not None:
+        selection.table.to_csv(Path(out_dir) / "gth_selection.csv", index=False)
+    run = cmp.run_comparison(
+        zoo,
+        task,
+        target,
+        out_dim,
+        settings.variants,
+        splits,
+        seeds,
+        selection.apply(settings.run_settings(device)),
+        desc=desc,
+    )
+    return selection, run

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from torch import Tensor
 
 from hgutils.experiments import weightspace_protocol as cmp
@@ -38,6 +39,7 @@ __all__ = [
     "claim_small_step_narrows",
     "mse_by_seed",
     "plot_sine_embedding",
+    "probe_table",
     "sine_claims",
     "sine_inr_zoo",
 ]
@@ -192,6 +194,27 @@ MSE_ORDER: tuple[str, ...] = ("GTH-GMN", "GMN", "DWSNet")
 SPREAD_BASELINES: tuple[str, ...] = ("DWSNet", "GMN")
 #: the stage-2 remedy and the two-stage reading it belongs to
 SMALL_STEP, FROZEN = "GTH-GMN (small R-step)", "GTH-GMN (two-stage, frozen)"
+
+
+def probe_table(run: cmp.ComparisonResult, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per encoder: seeds, test MSE of the equal-width linear probe (mean ± std), the width it read
+    (``probe_dim``: one value, :data:`~hgutils.weightspace.tasks.PROBE_COMPONENTS`), the floor (predicting the
+    training mean) and, where a frozen embedding's sizing rule gives a wider probe, that probe's MSE labelled
+    with its width (shown, never judged)."""
+    t = run.table
+    dims = t.groupby("model", sort=False)["probe_dim"].agg(lambda v: "/".join(str(int(x)) for x in sorted(set(v))))
+    out = summary[["model", "n_seeds", "test_mse"]].copy()
+    out["probe_dim"] = out["model"].map(dims)
+    out["floor (training mean)"] = summary["test_mean_mse"]
+    if "test_wide_mse" in t and t["test_wide_mse"].notna().any():
+        wide = t.dropna(subset=["test_wide_mse"]).groupby("model", sort=False)
+        text = {
+            m: f"{g['test_wide_mse'].mean():.3f} ± {g['test_wide_mse'].std(ddof=0):.3f} "
+            f"({int(g['test_wide_probe_dim'].iloc[0])} dims)"
+            for m, g in wide
+        }
+        out["wider probe (not judged)"] = out["model"].map(text).fillna("")
+    return out
 
 
 def mse_by_seed(run: cmp.ComparisonResult) -> dict[str, list[float]]:

@@ -99,11 +99,17 @@ def summarize(table: pd.DataFrame, metrics: Sequence[str], digits: int = 3) -> p
 
 def run_lengths(table: pd.DataFrame) -> pd.DataFrame:
     """How each model's runs ended, one row per model (first-appearance order): ``epochs`` (median
-    epochs run), ``capped`` (seeds that reached their budget) and ``diverged`` (seeds whose loss went
-    non-finite, each kept its best validated epoch; ``0`` for tables from before the column)."""
+    epochs run), ``plateau`` (seeds whose task stage stopped on its plateau; ``nan`` for tables from before
+    the plateau rule), ``capped`` (seeds a stage's ceiling ended while still improving: the plateau rule of
+    :mod:`hgutils.loop`) and ``diverged`` (seeds whose loss went non-finite, each kept its best validated
+    epoch; ``0`` for tables from before the column)."""
     t = table.assign(diverged=table["diverged"].fillna("").astype(str).ne("") if "diverged" in table else False)
+    t = t.assign(plateau=t["task_stop"].eq("plateau") if "task_stop" in t else float("nan"))
     return t.groupby("model", sort=False).agg(
-        epochs=("epochs_run", "median"), capped=("capped", "sum"), diverged=("diverged", "sum")
+        epochs=("epochs_run", "median"),
+        plateau=("plateau", "sum"),
+        capped=("capped", "sum"),
+        diverged=("diverged", "sum"),
     )
 
 
