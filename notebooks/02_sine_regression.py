@@ -160,7 +160,9 @@ print("split sizes:", splits.sizes())
 # rate) is kept, and the line under the table says so.
 
 # %% tags=[]
-selection, run = gsel.select_and_compare(cfg, zoo, "infonce", target, cfg.emb_dim, splits, seeds, device, "sine", out_res)
+selection, run = gsel.select_and_compare(
+    cfg, zoo, "infonce", target, cfg.emb_dim, splits, seeds, device, "sine", out_res
+)
 display(Markdown(selection.caption), table(selection.table, index=False), Markdown(selection.summary()))
 display(Markdown(f"inputs: {run.inputs}"), cmp.protocol_table(run))
 
