@@ -20,7 +20,8 @@ from hgutils.repro import seed_everything
 from hgutils.weightspace.inputs import make_splits
 from hgutils.weightspace.metanets.gth_gmn.config import SIZES, GTHGMNConfig, frozen_head_components
 from hgutils.weightspace.metanets.gth_gmn.model import ProjectedLinearHead
-from hgutils.weightspace.tasks import TrainConfig, _evaluate, fit
+from hgutils.weightspace.tasks import TrainConfig, fit
+from hgutils.weightspace.tasks.trainers import _evaluate
 
 
 # ------------------------------------------------------------------ 1. InfoNCE through the encoder

@@ -51,7 +51,7 @@ SETTINGS: tuple[str, ...] = (
 )
 #: the measured-effect text of a setting nothing in the run measured
 NOT_MEASURED = "not measured at this scale"
-#: the validation score each task selects on (:func:`hgutils.weightspace.tasks._score`)
+#: the validation score each task selects on (:func:`hgutils.weightspace.tasks.metrics._score`)
 _SCORE = {"classification": "accuracy", "regression": "MSE", "accuracy": "Kendall tau", "infonce": "InfoNCE loss"}
 
 
