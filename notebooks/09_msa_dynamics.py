@@ -17,7 +17,7 @@
 # # 09 · Metric similarity analysis on recurrent dynamics: RNNs vs state-space models
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/09_msa_dynamics.ipynb) (smoke preset)
+# **Medium-scale run:** [09_msa_dynamics.ipynb](../results/medium/09_msa_dynamics.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/09_msa_dynamics.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # **Paper.** N. A. Cayco-Gajic & A. Pellegrino, *Geometry-aware similarity metrics for neural
@@ -137,7 +137,6 @@ for arch, st in stacks.items():
         {
             "architecture": ex.ARCH_NAMES[arch],
             "epochs": len(st.log.history),
-            "best epoch": st.log.best_epoch,
             "stopped": st.log.describe(),
             "val. loss (best, mean)": float(st.val_loss[st.log.best_epoch].mean()),
             "held-out error ° (mean)": float(st.heldout_error.mean()),

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from matplotlib.ticker import MaxNLocator
 
 from hgutils.dynamics.task import AngleMemoryTask
 from hgutils.dynamics.training import TrainedStack
@@ -182,6 +183,8 @@ def plot_drift(temporal: np.ndarray, meta: list[dict[str, Any]], drifts: np.ndar
         ax.grid(False)
         ax.set_title(group_label(grp), fontsize=10)
         ax.set_xlabel("delay step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         if k == 0:
             ax.set_ylabel("delay step")
     fig.colorbar(im, ax=fig.axes[: len(groups)], fraction=0.02, pad=0.02, label="MSA distance of the coded geometry")
@@ -192,6 +195,7 @@ def plot_drift(temporal: np.ndarray, meta: list[dict[str, Any]], drifts: np.ndar
         for j, i in enumerate(idx):
             ax1.plot(temporal[i, 0], color=GROUP_COLOURS[grp], lw=1.0, label=group_label(grp) if j == 0 else None)
     ax1.set_xlabel("delay step")
+    ax1.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax1.set_ylabel("MSA to the first delay step")
     ax1.legend(loc="upper left", fontsize=8)
     ax2 = fig.add_subplot(gs[1, half:])
