@@ -1,5 +1,5 @@
 """Meta-network training throughput and memory: every model, GTH-GMN's cost in T, torch.compile, and the
-training throughput of GTH-GMN and GMN against the revision before issue 34 (side by side).
+training throughput of GTH-GMN and GMN against the revision before their speed-ups (side by side).
 
 Usage::
 
@@ -28,7 +28,7 @@ What is measured (all in this run, same machine, same shapes):
 3. (full mode) the peak extra memory of one training step of GTH-GMN, GMN and NFN_NP.
 4. ``torch.compile`` of GTH-GMN's attention layers (``compile=True``): the stage-1 step eager and
    compiled, the one-off compile time reported apart.
-5. Side by side with ``--previous`` (default: the revision before issue 34), one thread: for each
+5. Side by side with ``--previous`` (default :data:`PREVIOUS_REV`, before the speed-ups), one thread: for each
    entry of :data:`ENTRIES` -- GTH-GMN in two configurations (:data:`CONFIGS`: today's default and a
    larger one) x its reconstruction step (stage 1 of ``two_stage``) and its joint task step, batch 32,
    T = 20 on the 2-32-32-1 synthetic zoo; GMN's InfoNCE step on notebook 02's medium shapes (1-32-32-1
@@ -66,7 +66,7 @@ from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.zoo import MLPSpec, Zoo
 
 SIZES = (2, 32, 32, 1)
-#: the revision before issue 34's speed-ups of GTH-GMN and GMN
+#: the last revision before the speed-ups of GTH-GMN and GMN (2026-12-02)
 PREVIOUS_REV = "d8808bb"
 #: GTH-GMN configurations of the side-by-side table: today's default and a larger one
 CONFIGS: dict[str, dict] = {

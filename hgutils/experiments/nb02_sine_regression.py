@@ -72,7 +72,7 @@ SINE_VARIANTS: tuple[str, ...] = (
     "FlatMLP+aug",
 )
 #: the protocols of GTH-GMN's selection grid on this notebook: the two that train the baselines' InfoNCE
-#: objective through the encoder (issue 36: "on 02 the chosen GTH-GMN is trained with InfoNCE"). The paper's
+#: objective through the encoder, so that the chosen GTH-GMN is trained with InfoNCE like the baselines. The paper's
 #: literal reading -- stage 1 reconstruction only, a frozen embedding and a linear probe -- is not a cell: on
 #: this task it never sees InfoNCE, and it is reported as its own row, "GTH-GMN (two-stage, frozen)", beside
 #: the grid-chosen GTH-GMN (its size and learning rate are the chosen ones).
@@ -125,7 +125,7 @@ class SineRegressionConfig(ComparisonSettings):
             "batch_size": 32,
             "lr_grid": (1e-3, 5e-3),
             "lr_search_steps": 200,
-            # GTH-GMN selection grid (issue 36): the 2 protocols that train InfoNCE through the encoder x 2 sizes x
+            # GTH-GMN selection grid: the 2 protocols that train InfoNCE through the encoder x 2 sizes x
             # the baselines' lr_grid, each cell 200 optimiser steps (the lr search's budget, shorter than the final
             # runs), on the first seed. The paper's literal two-stage reading is its own row, "GTH-GMN (two-stage,
             # frozen)" (SINE_GTH_PROTOCOLS). With it in the grid (2026-12-03: 2,065 CPU-s, 23 min; two_stage 167 /

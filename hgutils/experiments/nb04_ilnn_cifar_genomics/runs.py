@@ -200,12 +200,12 @@ def init_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def design_rule_checks(seed: int = 0) -> dict[str, float]:
-    """Numbers behind the paper's design rules, computed in float64.
+    r"""Numbers behind the paper's design rules, computed in float64.
 
-    * ``plfc_flat_error``: max |PLFC(x)_s - (z x_s - a||z|| + b)| at c = 1e-6 (flat limit; logits
-      inside the ``|v| <= 10`` clamp of the reference code, beyond which PLFC saturates).
-    * ``gyrolbn_rms_error``: |RMS distance of GyroLBN's output to its bias point - s| (Fréchet mode:
-      the output's Fréchet variance about the bias point is s²).
+    * ``plfc_flat_error``: :math:`\max |\mathrm{PLFC}(x)_s - (z x_s - a\lVert z\rVert + b)|` at c = 1e-6 (flat
+      limit; logits inside the ``|v| <= 10`` clamp of the reference code, beyond which PLFC saturates).
+    * ``gyrolbn_rms_error``: the absolute difference between the RMS distance of GyroLBN's output to its bias
+      point and s (Fréchet mode: the output's Fréchet variance about the bias point is s²).
     * ``gyrolbn_centroid_dist``: distance between the output's centroid and the bias point (gyro-scaling
       is not an isometry, so this is small but not zero).
     """

@@ -4,8 +4,9 @@ ledger from the run's computed inputs, in the notebook's order), and the rows of
 
 Absolute criteria read ``holds`` / ``contradicted``; the two comparisons of MSA with the baselines go
 through :mod:`hgutils.verdicts` with leave-one-seed-out jackknife standard errors
-(:func:`~.scores.msa_beats_baselines`). Claims that judge trained networks carry the learnability
-check of every cell they use (:func:`~.runs.group_gates`).
+(:func:`~hgutils.experiments.nb05_msa_rich_vs_lazy.scores.msa_beats_baselines`). Claims that judge trained
+networks carry the learnability check of every cell they use
+(:func:`~hgutils.experiments.nb05_msa_rich_vs_lazy.runs.group_gates`).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def claim_swiss_roll_msa_zero(claims: Claims, swiss: dict[str, float]) -> None:
 
 def claim_regimes_verified(claims: Claims, cells: list[dict[str, Any]], cfg: RichLazyConfig) -> None:
     """``regimes_verified``: small init gives rich and large init lazy networks -- the pre-registered regime
-    checks (:func:`~.scores.regime_checks`) pass in every cell of the protocol's sweep."""
+    checks (:func:`~hgutils.experiments.nb05_msa_rich_vs_lazy.scores.regime_checks`) pass in every cell of the
+    protocol's sweep."""
     checks = regime_checks(cells, cfg)
     claims.add(
         "regimes_verified",
@@ -79,7 +81,7 @@ def claim_rich_lazy_procrustes_high_msa_separates(
 ) -> None:
     """``rich_lazy_procrustes_high_msa_separates``: the paper's two-part statement, literally -- raw
     Procrustes similarity between the regimes ≥ 0.9 and MSA's regime AUC ≥ 0.9 (``scores``:
-    :func:`~.scores.score_measures` of the protocol's sweep)."""
+    :func:`~hgutils.experiments.nb05_msa_rich_vs_lazy.scores.score_measures` of the protocol's sweep)."""
     p_rl, m_auc = scores.loc["Procrustes", "sim. rich–lazy"], scores.loc["MSA", "regime AUC"]
     claims.add(
         "rich_lazy_procrustes_high_msa_separates",
@@ -105,7 +107,8 @@ def claim_msa_separates_better_than_baselines(
     cells: list[dict[str, Any]],
 ) -> None:
     """``msa_separates_better_than_baselines``: MSA's scale-free regime ratio beats every baseline's by
-    > 2 jackknife se (``replicates``: :func:`~.scores.jackknife_scores`; not tested when ``None``)."""
+    > 2 jackknife se (``replicates``: :func:`~hgutils.experiments.nb05_msa_rich_vs_lazy.scores.jackknife_scores`;
+    not tested when ``None``)."""
     ratios = scores["regime ratio"]
     claims.add(
         "msa_separates_better_than_baselines",
@@ -196,7 +199,7 @@ def claim_ablation_previous_recipe(claims: Claims, run: tuple[RichLazyConfig, di
 def paper_rows(swiss: dict[str, float], scores: pd.DataFrame) -> list[PaperRow]:
     """The rows of the paper's statements beside our measured values (for :func:`hgutils.ledger.paper_table`;
     paper values are quoted, ours computed: ``swiss`` the sanity check's measures, ``scores``
-    :func:`~.scores.score_measures` of the protocol's sweep)."""
+    :func:`~hgutils.experiments.nb05_msa_rich_vs_lazy.scores.score_measures` of the protocol's sweep)."""
     s = scores
     rows = [
         ("plane vs swiss roll: MSA distance", PAPER["swiss"], f"{swiss['MSA distance']:.1e}"),

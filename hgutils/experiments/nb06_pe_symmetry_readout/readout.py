@@ -234,7 +234,8 @@ def claim_metrics(
       mean over liftable elements outside :math:`G_{true}` (its baseline); ``tri_tri_func``,
       ``tri_hex_func``: the functional scores over the same elements.
     - ``rff_pi_top``: number of shapes with R180 ∈ G_true whose top non-identity RFF score is R180, of
-      ``rff_pi_shapes``; ``rff_peak_mean_dev`` (with ``sweep``): mean |sweep peak angle − 180| over them.
+      ``rff_pi_shapes``; ``rff_peak_mean_dev`` (with ``sweep``): mean absolute distance of the sweep's peak
+      angle from 180° over them.
     - ``viol_lift`` / ``viol_true`` / ``high``: hierarchy violations and high cells at ``threshold``
       over all encodings.
     """

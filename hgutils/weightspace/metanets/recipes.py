@@ -276,8 +276,8 @@ class RecipeFit:
 
 def planned_steps(n_train: int, batch_size: int, epochs: int | None, max_steps: int | None = None) -> int:
     r"""The optimiser steps a run's ceiling holds: ``max_steps`` when set, else
-        :math:`E\,\lceil n_\mathrm{train} / B
-    ceil` (the loop keeps the last, partial batch)."""
+    :math:`E\,\lceil n_\mathrm{train} / B \rceil` for :math:`E` epochs of batch :math:`B` (the loop keeps the
+    last, partial batch)."""
     if max_steps is not None:
         return int(max_steps)
     if epochs is None or epochs < 1 or batch_size < 1 or n_train < 1:
