@@ -152,13 +152,20 @@ gate = ex.stage1_gate(log)
 print(f"stage 1: {log.stopped} (best epoch {log.best_epoch}); trained: {gate['trained']} ({gate['reason']})")
 
 # %% [markdown] tags=[]
-# How well do the positions of a held-out network's nodes reconstruct its weights? Each metric sits
-# beside the baseline it must beat: link AUC beside chance (0.5), sign accuracy beside the majority
-# sign of each layer block, the R² of log-magnitudes beside predicting each block's mean.
+# How well do the positions of a held-out network's nodes reconstruct its weights? Each metric is
+# followed by the baseline it must beat: link AUC by chance (0.5), sign accuracy by the majority sign
+# of each layer block, the R² of log-magnitudes by predicting each block's mean. The second table
+# judges each metric against its baseline over the held-out networks (a paired difference beyond 2
+# standard errors), and the sentence under it says which metrics beat their baseline and which do not:
+# a reconstruction that learned nothing reads at or below its baselines.
 
 # %% tags=[]
 recon = ex.reconstruction_table(model, data, split["read"])
 print(recon.round(3).to_string(index=False))
+versus, verdict = ex.reconstruction_report(recon)
+print()
+print(versus.drop(columns="beats").to_string(index=False))
+print(verdict)
 
 # %% [markdown] tags=[]
 # ### Each layer in the ball over training

@@ -3,9 +3,9 @@ r"""Notebook 08 -- the library on your own networks: a zoo from checkpoints, GTH
 The notebook trains a few small MLPs with plain PyTorch on scikit-learn's 8x8 digits, as a reader
 would, and hands the checkpoints to :meth:`hgutils.weightspace.zoo.Zoo.from_checkpoints`. This
 module holds what the notebook needs beyond the library calls it shows: the preset
-(:data:`CONFIG`), the split of the networks, the per-network reconstruction table and its claim
-(GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak: stage 1 trains the node embedding by
-reconstructing the weight graphs), the Poincaré-disk figure of one network's layers over training,
+(:data:`CONFIG`), the split of the networks, the per-network reconstruction table, its report against the
+baselines and its claims (GTH-GMN paper, ICLR 2026, OpenReview Xq64xkQCak: stage 1 trains the node embedding
+by reconstructing the weight graphs), the Poincaré-disk figure of one network's layers over training,
 and the table of representation similarities between networks (MSA: arXiv 2603.28764; linear CKA:
 Kornblith et al. 2019, arXiv:1905.00414; Procrustes: Williams et al. 2021, arXiv:2110.14739).
 """
@@ -31,7 +31,7 @@ from hgutils.presets import Preset
 from hgutils.similarity import linear_cka, mlp_layer_fn, msa, procrustes_similarity
 from hgutils.verdicts import all_of, compare_seeds
 from hgutils.weightspace.embedding_geometry import disk_coordinates, per_network_geometry
-from hgutils.weightspace.metanets.gth_gmn import CITATION
+from hgutils.weightspace.metanets.gth_gmn import CITATION, baseline_sentence, compare_to_baselines
 from hgutils.weightspace.zoo import Zoo
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "plot_layers_in_ball",
     "geometry_table",
     "reconstruction_claims",
+    "reconstruction_report",
     "reconstruction_table",
     "similarity_table",
     "stage1_gate",
@@ -126,14 +127,36 @@ def layer_names(n_layers: int) -> list[str]:
 
 def reconstruction_table(model: Any, data: Any, idx: Tensor, refine_steps: int | None = None) -> pd.DataFrame:
     """GTH-GMN's reconstruction metrics (``model.recon_metrics``) of each network in ``idx`` on its own,
-    beside the trivial baselines: link AUC vs chance (0.5), sign accuracy vs the per-block majority sign,
-    magnitude R² vs each layer block's mean log-magnitude (baselines from that network's own weights)."""
+    each followed by the trivial baseline it must beat: link AUC by chance (0.5), sign accuracy by the
+    per-block majority sign, magnitude R² by each layer block's mean log-magnitude (baselines from that
+    network's own weights; :mod:`hgutils.weightspace.metanets.gth_gmn.recon_baselines`)."""
     rows = []
     for i in torch.as_tensor(idx).tolist():
         m = model.recon_metrics(data[torch.tensor([i])], refine_steps)
-        rows.append({"network": i, "chance": 0.5, **{k: m[k] for k in ("link_auc", "sign_acc", "sign_majority")}})
-        rows[-1] |= {"mag_r2": m["mag_r2"], "mag_r2_block_mean": m["mag_r2_block_mean"]}
+        rows.append(
+            {
+                "network": i,
+                "link_auc": m["link_auc"],
+                "chance": 0.5,
+                "sign_acc": m["sign_acc"],
+                "sign_majority": m["sign_majority"],
+                "mag_r2": m["mag_r2"],
+                "mag_r2_block_mean": m["mag_r2_block_mean"],
+            }
+        )
     return pd.DataFrame(rows)
+
+
+def reconstruction_report(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Each metric of :func:`reconstruction_table` against its baseline over the held-out networks
+    (:func:`~hgutils.weightspace.metanets.gth_gmn.recon_baselines.compare_to_baselines`: a paired difference
+    beyond 2 standard errors beats it), and the sentence that says which metrics beat their baseline and which
+    do not (:func:`~hgutils.weightspace.metanets.gth_gmn.recon_baselines.baseline_sentence`). A reconstruction
+    that learned nothing -- link AUC 0.467, sign accuracy 0.456 against a majority of 0.525 -- is said to be
+    worse than its baselines, in words."""
+    over = "held-out networks"
+    comparison = compare_to_baselines(table, over=over, metrics=("link_auc", "sign_acc", "mag_r2"))
+    return comparison, baseline_sentence(comparison, "GTH-GMN's reconstruction", over=over)
 
 
 def reconstruction_claims(claims: Claims, table: pd.DataFrame, gate: dict[str, Any]) -> None:

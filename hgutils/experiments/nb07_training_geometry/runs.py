@@ -27,6 +27,7 @@ from hgutils.repro import seed_everything
 from hgutils.weightspace.embedding_geometry import per_network_geometry
 from hgutils.weightspace.metanets import build_metanet
 from hgutils.weightspace.metanets.base import to_device
+from hgutils.weightspace.metanets.gth_gmn.recon_baselines import baseline_phrase, compare_to_baselines
 from hgutils.weightspace.tasks import ReconstructionTask, TrainConfig
 from hgutils.weightspace.zoo import inr_image_zoo
 
@@ -163,7 +164,9 @@ def training_geometry(zoo: Any, cfg: TrainingGeometryConfig, seed: int = 0, devi
 
 def encoder_table(run: TrainingGeometry) -> pd.DataFrame:
     """One row: how the encoder trained (epochs run, best epoch, cap, why it stopped, the learnability
-    check) and its reconstruction metrics on the read INRs."""
+    check), its reconstruction metrics on the read INRs (pooled over them) beside their baselines, and in
+    words which metrics do not beat their baseline
+    (:func:`~hgutils.weightspace.metanets.gth_gmn.recon_baselines.baseline_phrase`)."""
     log = run.log
     row = {
         "INRs (train / val / read)": "/".join(str(len(run.split[k])) for k in ("train", "val", "read")),
@@ -172,7 +175,9 @@ def encoder_table(run: TrainingGeometry) -> pd.DataFrame:
         "stopped": log.describe(),
         "trained": run.gate["trained"],
     }
-    return pd.DataFrame([row | {k: round(float(v), 3) for k, v in run.recon.items()}])
+    row |= {k: round(float(v), 3) for k, v in run.recon.items()}
+    row["against the baselines"] = baseline_phrase(compare_to_baselines(run.recon))
+    return pd.DataFrame([row])
 
 
 def readout_table(readout: EmbeddingReadout, early: int, late: int) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import pandas as pd
 from hgutils.experiments.weightspace_protocol.results import ComparisonResult
 from hgutils.ledger import PaperRow
 from hgutils.verdicts import Difference, compare_seeds
+from hgutils.weightspace.metanets.gth_gmn.recon_baselines import baseline_phrase, compare_to_baselines
 
 log = logging.getLogger("hgutils")
 
@@ -45,7 +46,10 @@ def recon_table(run: ComparisonResult) -> pd.DataFrame:
     refinement; mean ± std over seeds) beside the baselines a decoder must beat: link BCE against an
     uninformative decoder (2 ln 2 = 1.386), link AUC against 0.5 (overall and against each kind of
     negative pair), sign accuracy against the per-layer-block majority sign, magnitude R² against
-    predicting each weight's log-magnitude by its layer block's mean."""
+    predicting each weight's log-magnitude by its layer block's mean. The last column says in words, per
+    model, which metrics do not beat their baseline over the seeds
+    (:func:`~hgutils.weightspace.metanets.gth_gmn.recon_baselines.compare_to_baselines`: a paired difference
+    beyond 2 standard errors beats it; with one seed, being above it)."""
     pairs = [
         ("link_bce", None),
         ("link_auc", None),
@@ -67,6 +71,7 @@ def recon_table(run: ComparisonResult) -> pd.DataFrame:
             row[m] = f"{g[f'recon_{m}'].mean():.3f} ± {g[f'recon_{m}'].std(ddof=0):.3f}"
             if b is not None and f"recon_{b}" in g:
                 row[f"{m} baseline"] = f"{g[f'recon_{b}'].mean():.3f}"
+        row["against the baselines"] = baseline_phrase(compare_to_baselines(g, prefix="recon_", over="seeds"))
         rows.append(row)
     base = {"model": "uninformative decoder", "link_bce": f"{2 * np.log(2):.3f}"}
     base.update({m: "0.500" for m, _ in have if m.startswith("link_auc")})

@@ -15,6 +15,8 @@ The package, by job:
 - :mod:`.decoders` -- the signed-weight head (power-law magnitude, tangent-space sign), the
   Fermi-Dirac decoder, the reconstruction losses (sampled for stage 1, every pair for stage 2) and
   the reconstruction metrics against the baselines a decoder must beat;
+- :mod:`.recon_baselines` -- those baselines, each metric judged against its own, and the report in words of
+  which metrics beat their baseline and which do not;
 - :mod:`.refine` -- stage 2: Riemannian refinement of every snapshot's coordinates over every pair;
 - :mod:`.model` -- :class:`GTHGMN`: the meta-network, its protocols and trajectory embeddings.
 """
@@ -29,6 +31,13 @@ from hgutils.weightspace.metanets.gth_gmn.config import (
 )
 from hgutils.weightspace.metanets.gth_gmn.links import PairSets, edge_labels, link_ceiling
 from hgutils.weightspace.metanets.gth_gmn.model import GTHGMN
+from hgutils.weightspace.metanets.gth_gmn.recon_baselines import (
+    RECON_BASELINES,
+    ReconBaseline,
+    baseline_phrase,
+    baseline_sentence,
+    compare_to_baselines,
+)
 
 __all__ = [
     "AUX_TERMS",
@@ -38,7 +47,12 @@ __all__ = [
     "LINK_READINGS",
     "PROTOCOLS",
     "PairSets",
+    "RECON_BASELINES",
     "REFINE_TERMS",
+    "ReconBaseline",
+    "baseline_phrase",
+    "baseline_sentence",
+    "compare_to_baselines",
     "edge_labels",
     "link_ceiling",
 ]
