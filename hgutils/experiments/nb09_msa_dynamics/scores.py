@@ -2,7 +2,7 @@ r"""Notebook 09's scores: every measure's separation of the architectures and of
 networks (:mod:`hgutils.similarity.scoring`), their leave-one-seed-out jackknife, and the stability of
 each network's coded geometry over the delay (the per-time reading of Fig. 7f).
 
-Splits of a similarity matrix (``meta`` from :func:`~.runs.run_experiment`):
+Splits of a similarity matrix (``meta`` from :func:`~hgutils.experiments.nb09_msa_dynamics.runs.run_experiment`):
 
 - *architecture*: RNN vs SSM among the trained networks;
 - *training*: trained vs untrained networks of the same architecture (``same=("arch",)``);
