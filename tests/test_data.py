@@ -30,6 +30,7 @@ from hgutils.data import (
     stratified_order,
     stratified_split,
 )
+from hgutils.data import image_files as image_files_mod
 from hgutils.data import images as images_mod
 from hgutils.data import resolve as resolve_mod
 
@@ -256,13 +257,13 @@ def test_cifar_image_folder_zip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     with zipfile.ZipFile(tmp_path / "cifar100-images.zip", "w") as zf:
         zf.writestr("train/apple/0.png", _png((1, 2, 3)))
     decoded: list[int] = []
-    real_decode = images_mod._decode
+    real_decode = image_files_mod._decode  # the decoder of image folders and zips
 
     def spy(blobs, members):  # type: ignore[no-untyped-def]
         decoded.append(len(members))
         return real_decode(blobs, members)
 
-    monkeypatch.setattr(images_mod, "_decode", spy)
+    monkeypatch.setattr(image_files_mod, "_decode", spy)
     lim = load_images("cifar10", "train", data_dir=tmp_path, limit=6, seed=0)
     assert decoded == [6]  # a limit decodes only the stratified prefix
     d = load_images("cifar10", "train", data_dir=tmp_path)
