@@ -7,7 +7,7 @@
 - :func:`plot_training_curves` -- every model's training curves (one panel per model, all seeds);
 - :func:`plot_results_bars` -- mean ± std per model (the weight-space comparisons);
 
-  :func:`plot_pred_vs_true` -- predictions against targets per model; :func:`plot_embedding_pca`
+  :func:`plot_pred_vs_true` -- predictions against targets per model, on shared axes; :func:`plot_embedding_pca`
   and :func:`pca_2d` -- embeddings projected on their top two principal components.
 """
 
@@ -77,8 +77,13 @@ def heatmap(
     vmax: float | None = None,
     annotate: bool = False,
     fmt: str = ".2f",
+    colorbar: bool = True,
+    tick_fontsize: float = 8,
 ) -> plt.Axes:
-    """Draw ``matrix`` as an image with optional tick labels, colour bar and cell annotations."""
+    """Draw ``matrix`` as an image with optional tick labels, colour bar and cell annotations.
+
+    Panels that share one colour scale pass ``colorbar=False`` and draw one colour bar for the figure
+    (``fig.colorbar(ax.images[0], ax=axes)``)."""
     use_style()
     m = np.asarray(matrix, dtype=float)
     if m.ndim != 2:
@@ -86,9 +91,9 @@ def heatmap(
     im = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
     ax.grid(False)
     if labels_x is not None:
-        ax.set_xticks(range(m.shape[1]), labels_x, rotation=90, fontsize=7)
+        ax.set_xticks(range(m.shape[1]), labels_x, rotation=90, fontsize=tick_fontsize)
     if labels_y is not None:
-        ax.set_yticks(range(m.shape[0]), labels_y, fontsize=7)
+        ax.set_yticks(range(m.shape[0]), labels_y, fontsize=tick_fontsize)
     if annotate:
         for i in range(m.shape[0]):
             for j in range(m.shape[1]):
@@ -101,7 +106,8 @@ def heatmap(
                     fontsize=6,
                     color="w" if np.isfinite(m[i, j]) and m[i, j] < np.nanmean(m) else "k",
                 )
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     ax.set_title(title)
     return ax
 
@@ -166,9 +172,24 @@ def plot_embedding_pca(
     return fig
 
 
-def plot_pred_vs_true(preds: dict[str, tuple[np.ndarray, np.ndarray]], title: str = "", ncols: int = 4) -> plt.Figure:
-    """One scatter per model of predicted vs true test accuracy, ``preds[name] = (true, pred)``,
-    with Kendall's tau in each panel title."""
+def plot_pred_vs_true(
+    preds: dict[str, tuple[np.ndarray, np.ndarray]],
+    title: str = "",
+    ncols: int = 4,
+    chance: float | None = None,
+    xlabel: str = "true test accuracy of the network",
+    ylabel: str = "predicted test accuracy",
+) -> plt.Figure:
+    """One scatter per model of predicted vs true values, ``preds[name] = (true, pred)``, with Kendall's
+    tau in each panel title.
+
+    The panels compare models, so they share their axes: one square range, the same for x and y and for
+    every panel (the diagonal, prediction = truth, is the same line in each); the x axis is titled under each
+    column, the y axis beside each row.
+    ``chance`` (e.g. ``1 / n_classes`` for a classifier zoo's test accuracy) marks the chance level as a
+    dotted vertical line: networks there learned nothing. The legend sits under the figure, off the data.
+    """
+    from matplotlib.lines import Line2D
     from scipy.stats import kendalltau
 
     use_style()
@@ -177,21 +198,44 @@ def plot_pred_vs_true(preds: dict[str, tuple[np.ndarray, np.ndarray]], title: st
     n = len(preds)
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.8 * ncols, 2.7 * nrows), squeeze=False)
-    for ax, (name, (y, p)) in zip(axes.flat, preds.items()):
-        y, p = np.asarray(y, float), np.asarray(p, float)
+    data = {name: (np.asarray(y, float), np.asarray(p, float)) for name, (y, p) in preds.items()}
+    lo = min(min(float(y.min()), float(p.min())) for y, p in data.values())
+    hi = max(max(float(y.max()), float(p.max())) for y, p in data.values())
+    if chance is not None:
+        lo, hi = min(lo, chance), max(hi, chance)
+    pad = 0.04 * (hi - lo) if hi > lo else 0.5
+    lim = (lo - pad, hi + pad)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.9 * ncols, 2.9 * nrows + 0.8), squeeze=False, layout="constrained"
+    )
+    for ax, (name, (y, p)) in zip(axes.flat, data.items()):
         tau = kendalltau(y, p).statistic
-        ax.scatter(y, p, s=8, alpha=0.7, linewidths=0)
-        lo, hi = float(min(y.min(), p.min())), float(max(y.max(), p.max()))
-        ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
-        ax.set_title(f"{name}\nτ = {tau:.3f}", fontsize=8)
-        ax.set_xlabel("true accuracy", fontsize=8)
-        ax.set_ylabel("predicted", fontsize=8)
-    for ax in list(axes.flat)[n:]:
-        ax.axis("off")
+        ax.plot(lim, lim, color="0.45", lw=0.9, ls="--", zorder=1)
+        if chance is not None:
+            ax.axvline(chance, color="tab:red", lw=0.9, ls=":", zorder=1)
+        ax.scatter(y, p, s=8, alpha=0.7, linewidths=0, color="tab:blue", zorder=2)
+        ax.set_xlim(lim)
+        ax.set_ylim(lim)
+        ax.set_aspect("equal", adjustable="box")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]))
+        ax.tick_params(labelsize=9)
+        ax.set_title(f"{name}\nτ = {tau:.3f}", fontsize=10)
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        if i + ncols >= n:  # the lowest panel of its column
+            ax.set_xlabel(xlabel, fontsize=10)
+        if i % ncols == 0:
+            ax.set_ylabel(ylabel, fontsize=10)
+    handles = [Line2D([], [], color="0.45", lw=0.9, ls="--", label="prediction = truth")]
+    if chance is not None:
+        handles.append(Line2D([], [], color="tab:red", lw=0.9, ls=":", label=f"chance level ({chance:g})"))
+    handles.append(Line2D([], [], color="tab:blue", marker="o", ls="", ms=4, alpha=0.7, label="one test network"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=10)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 

@@ -189,7 +189,9 @@ display(
 fig = plot_results_bars(summary, "test_kendall_tau", title="test Kendall τ (mean ± std over seeds)")
 save_figure(fig, out_fig, "03_kendall_tau")
 plt.show()
-fig = plot_pred_vs_true(run.outputs, title="predicted vs true test accuracy (first seed, test networks)")
+fig = plot_pred_vs_true(
+    run.outputs, title="predicted vs true test accuracy (first seed, test networks)", chance=ex.chance_accuracy(zoo)
+)
 save_figure(fig, out_fig, "03_pred_vs_true")
 plt.show()
 

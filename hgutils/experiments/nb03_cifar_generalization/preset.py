@@ -101,7 +101,7 @@ class GeneralizationConfig(ComparisonSettings):
             "batch_size": 8,
             "lr_grid": (1e-3, 3e-3),
             "lr_search_steps": 300,
-            # GTH-GMN selection grid (issue 36): 3 protocols x 2 sizes x the baselines' lr_grid, each cell
+            # GTH-GMN selection grid: 3 protocols x 2 sizes x the baselines' lr_grid, each cell
             # 300 optimiser steps (the lr search's budget, shorter than the final runs), on the first seed
             "gth_protocols": ("two_stage", "finetune", "joint"),
             "gth_sizes": ("default", "large"),
@@ -191,11 +191,16 @@ def classifier_zoo_for(
     )
 
 
+def chance_accuracy(zoo: Any) -> float:
+    """The test accuracy of a classifier that guesses: :math:`1 / k` for the zoo's :math:`k` classes."""
+    return 1.0 / int(zoo.spec.sizes[-1] if hasattr(zoo.spec, "sizes") else zoo.spec.n_classes)
+
+
 def hyperparameter_summary(zoo: Any) -> pd.DataFrame:
     """Networks per sampled optimiser / activation / weight initialiser, with their median test
-    accuracy and the share that ends more than 2 points above chance."""
+    accuracy and the share that ends more than 2 points above chance (:func:`chance_accuracy`)."""
     acc = zoo.meta["test_acc"]
-    chance = 1.0 / int(zoo.spec.sizes[-1] if hasattr(zoo.spec, "sizes") else zoo.spec.n_classes)
+    chance = chance_accuracy(zoo)
     rows = []
     for key, vocab in (("optimizer", "optimizers"), ("activation", "activations"), ("w_init", "w_inits")):
         for j, name in enumerate(zoo.info[vocab]):

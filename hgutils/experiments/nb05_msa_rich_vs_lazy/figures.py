@@ -37,6 +37,13 @@ def _blocks(meta: list[dict[str, Any]]) -> list[tuple[str, int, int, bool]]:
     return out
 
 
+#: what the blocks of the similarity matrices are, in words (the figure's axis title)
+BLOCK_AXIS = (
+    "networks by block: trained on K classes in the rich or lazy regime, untrained at gain g, "
+    "lazy initialisations (gain g) before training"
+)
+
+
 def plot_similarity_panels(
     mats: dict[str, np.ndarray],
     meta: list[dict[str, Any]],
@@ -48,15 +55,20 @@ def plot_similarity_panels(
     untrained group, lazy initialisations), block boundaries drawn (thick between trained and
     untrained groups); the panel titles carry the regime AUC and ratio when ``scores`` is given.
 
-    Colours span [0, 1] for every measure, or with ``own_scale`` each measure's own range
-    [min S, 1] (the structure of measures whose similarities are all near 1)."""
+    Colours span [0, 1] for every measure, with one colour bar for the figure; or with ``own_scale`` each
+    measure's own range [min S, 1] (the structure of measures whose similarities are all near 1), one colour
+    bar per panel. Block labels are set at 10 pt on panels of about 3.7 inches, so that they stay readable
+    when the figure is shown at a page's width."""
     use_style()
     n = len(mats)
+    ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.0 * ncols, 4.6 * nrows), squeeze=False)
+    width = (3.9 if own_scale else 3.6) * ncols + 1.4
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, 3.9 * nrows + 0.5), squeeze=False, layout="constrained")
     blocks = _blocks(meta)
     centres = [(a + b - 1) / 2 for _, a, b, _ in blocks]
     labels = [lab for lab, *_ in blocks]
+    im = None
     for k, (ax, (name, S)) in enumerate(zip(axes.flat, mats.items())):
         vmin = float(np.min(S)) if own_scale else 0.0
         im = ax.imshow(S, vmin=vmin, vmax=1.0, cmap="viridis", interpolation="nearest")
@@ -65,16 +77,23 @@ def plot_similarity_panels(
             major = tr != tr_prev or not tr
             for f in (ax.axhline, ax.axvline):
                 f(a - 0.5, color="w", lw=2.0 if major else 0.7, ls="-" if major else "--")
-        ax.set_xticks(centres, labels, rotation=60, ha="right", fontsize=7)
-        ax.set_yticks(centres, labels if k % ncols == 0 else [""] * len(labels), fontsize=7)
+        ax.set_xticks(centres, labels, rotation=50, ha="right", rotation_mode="anchor", fontsize=10)
+        ax.set_yticks(centres, labels if k % ncols == 0 else [""] * len(labels), fontsize=10)
         title = name
         if scores is not None:
             title += f"\nregime AUC {scores.loc[name, 'regime AUC']:.2f}, ratio {scores.loc[name, 'regime ratio']:.2f}"
-        ax.set_title(title, fontsize=10)
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="similarity")
+        ax.set_title(title, fontsize=11)
+        if own_scale:
+            cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+            cb.ax.tick_params(labelsize=9)
+            if k % ncols == ncols - 1:
+                cb.set_label("similarity (1 = same)", fontsize=10)
+    if not own_scale and im is not None:
+        cb = fig.colorbar(im, ax=axes, shrink=0.8, label="similarity (1 = same)")
+        cb.ax.tick_params(labelsize=10)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.tight_layout()
+    fig.supxlabel(BLOCK_AXIS, fontsize=10)
     return fig
 
 

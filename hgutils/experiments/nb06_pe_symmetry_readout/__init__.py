@@ -62,6 +62,7 @@ from hgutils.experiments.nb06_pe_symmetry_readout.factors import (
     same_init_control,
 )
 from hgutils.experiments.nb06_pe_symmetry_readout.figures import (
+    observation_title,
     plot_domains,
     plot_lift_residuals,
     plot_readout_heatmaps,
@@ -123,6 +124,7 @@ __all__ = [
     "hierarchy_outliers",
     "make_encodings",
     "paper_rows",
+    "observation_title",
     "plot_domains",
     "plot_factor_scores",
     "plot_lift_residuals",

@@ -16,6 +16,13 @@ from hgutils.experiments.nb06_pe_symmetry_readout.figures import _cell_label
 from hgutils.experiments.nb06_pe_symmetry_readout.preset import SHORT
 from hgutils.plotting import use_style
 
+#: the factor table's score columns in words
+VALUE_WORDS = {
+    "gram": "first-layer Gram score of the trained weights",
+    "init": "first-layer Gram score of the initial weights (random baseline)",
+    "functional": "the learned function's score, f(g·x) vs f(x)",
+}
+
 
 def plot_factor_scores(
     ftab: pd.DataFrame,
@@ -116,15 +123,17 @@ def plot_factor_scores(
                 annotate(ax, v, ".2f", len(cells), els, hatch=dat, lift=lift)
                 last = i == len(encs) - 1
                 ax.set_xticks(range(len(els)), els if last else [], fontsize=7)
+                if last:
+                    ax.set_xlabel("group element g (R: rotation, S: reflection; degrees)", fontsize=8)
                 ax.set_yticks(range(len(cells)), [_cell_label(dm, w) for dm, w in cells] if j == 0 else [], fontsize=7)
-                ax.set_title(f"{SHORT.get(enc, enc)} · {shape}: weights ({value} score)", fontsize=8)
+                ax.set_title(f"{SHORT.get(enc, enc)} · {shape}", fontsize=8)  # the score in words: the suptitle
                 ax.grid(False)
         top = axes[1, -1].get_position().y1
         cax = fig.add_axes((0.935, 0.05, 0.012, top - 0.05))
         fig.colorbar(im, cax=cax, label="score (values below -0.2 drawn at -0.2)")
         fig.suptitle(
             title
-            or f"{value} score of each G_true element vs training domain × weight decay "
+            or f"{VALUE_WORDS.get(value, value)} of each G_true element vs training domain × weight decay "
             "(hatched: the training density breaks g; dot: the encoding cannot lift g)",
             fontsize=9,
             y=0.985,

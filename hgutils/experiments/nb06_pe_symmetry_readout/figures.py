@@ -40,6 +40,25 @@ def plot_lift_residuals(lift_df: pd.DataFrame):
     return fig
 
 
+#: the element names of the readout (:mod:`hgutils.symmetry.groups`) in words, for the heatmaps' x axis
+ELEMENT_AXIS = "group element g (R θ: rotation by θ°; S θ: reflection across the line at θ°)"
+
+
+def observation_title(observation: str) -> str:
+    """An observation of :func:`~hgutils.experiments.nb06_pe_symmetry_readout.readout.readout_frame` in words,
+    its code name kept in brackets: ``prefix1@init`` is the first-layer Gram of the same networks' initial
+    weights, the random baseline every trained score is read against."""
+    if observation == "prefix1@init":
+        return "first-layer Gram of the initial weights\n(random baseline) [prefix1@init]"
+    if observation == "functional":
+        return "the learned function: f(g·x) vs f(x)\n(ground truth) [functional]"
+    if observation.startswith("prefix") and observation[6:].isdigit():
+        k = int(observation[6:])
+        what = "first-layer Gram" if k == 1 else f"Gram of the first {k} linear maps"
+        return f"{what} of the trained weights\n[{observation}]"
+    return observation
+
+
 def plot_readout_heatmaps(
     frame: pd.DataFrame,
     observations: Sequence[str],
@@ -49,16 +68,25 @@ def plot_readout_heatmaps(
 ):
     """Grid of heatmaps: rows = encodings, columns = observations; each shape × element (seed mean).
 
-    Cells whose element is outside :math:`G_{lift}` are hatched with a dot; outside :math:`G_{true}`
-    with a small cross, so the hierarchy can be read off the picture.
+    Every panel reads the same colour scale, so the figure has one colour bar. Columns are titled in words
+    (:func:`observation_title`: ``prefix1@init`` is the first-layer Gram of the initial weights, the
+    random baseline), rows by their encoding. Cells whose element is outside :math:`G_{lift}` carry a white
+    dot; outside :math:`G_{true}` a small white cross, so the hierarchy can be read off the picture (the
+    legend under the panels says so).
     """
+    from matplotlib.lines import Line2D
+
     use_style()
     _one_cell(frame, "plot_readout_heatmaps")
     encs = list(dict.fromkeys(frame["encoding"]))
     els = list(element_order or dict.fromkeys(frame["element"]))
     shps = list(shape_order or dict.fromkeys(frame["shape"]))
     fig, axes = plt.subplots(
-        len(encs), len(observations), figsize=(4.6 * len(observations), 2.6 * len(encs)), squeeze=False
+        len(encs),
+        len(observations),
+        figsize=(3.3 * len(observations) + 1.6, 2.3 * len(encs) + 1.4),
+        squeeze=False,
+        layout="constrained",
     )
     for i, enc in enumerate(encs):
         for j, obs in enumerate(observations):
@@ -68,14 +96,40 @@ def plot_readout_heatmaps(
             lift = f.groupby("element")["liftable"].first()[els].to_numpy()
             true = f.groupby(["shape", "element"])["in_G_true"].first().unstack()[els].loc[shps].to_numpy()
             ax = axes[i, j]
-            heatmap(ax, piv.to_numpy(), els, shps, title=f"{enc} · {obs}", vmin=-0.2, vmax=1.0)
+            title = observation_title(obs) if i == 0 else ""
+            heatmap(ax, piv.to_numpy(), els, shps if j == 0 else [], title=title, vmin=-0.2, vmax=1.0, colorbar=False)
+            ax.title.set_fontsize(9)
             rr, cc = np.meshgrid(np.arange(len(shps)), np.arange(len(els)), indexing="ij")
             dots = ~lift[None, :].repeat(len(shps), 0)
             crosses = ~dots & ~true.astype(bool)
             ax.scatter(cc[dots], rr[dots], marker=".", color="w", s=6)
             ax.scatter(cc[crosses], rr[crosses], marker="x", color="w", s=8, linewidths=0.8)
-    fig.suptitle(f"readout scores ({variant}); dot: not liftable, x: liftable but not in G_true", y=1.0)
-    fig.tight_layout()
+            if j == 0:
+                ax.set_ylabel(f"{enc}\nshape", fontsize=9)
+            if i == len(encs) - 1:
+                ax.set_xlabel("group element g", fontsize=9)
+    fig.colorbar(
+        axes[0, 0].images[0],
+        ax=axes,
+        shrink=0.9,
+        label="readout score of g (1: read as an exact symmetry; below -0.2 drawn at -0.2)",
+    )
+    handles = [
+        Line2D([], [], marker=".", color="0.2", ls="", ms=7, label="dot: the encoding cannot lift g"),
+        Line2D(
+            [], [], marker="x", color="0.2", ls="", ms=5, label="cross: g liftable, but not a symmetry of the shape"
+        ),
+    ]
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncol=2,
+        fontsize=9,
+        title=ELEMENT_AXIS,
+        title_fontsize=9,
+    )
+    score = {"frobenius": "Frobenius", "cosine": "cosine"}.get(variant, variant)
+    fig.suptitle(f"readout scores ({score} score, seed mean) of each group element g, per shape", fontsize=11)
     return fig
 
 
