@@ -84,7 +84,7 @@ def plot_readout_heatmaps(
     fig, axes = plt.subplots(
         len(encs),
         len(observations),
-        figsize=(3.3 * len(observations) + 1.6, 2.3 * len(encs) + 1.4),
+        figsize=(3.3 * len(observations) + 1.6, 2.0 * len(encs) + 1.8),
         squeeze=False,
         layout="constrained",
     )
@@ -97,7 +97,18 @@ def plot_readout_heatmaps(
             true = f.groupby(["shape", "element"])["in_G_true"].first().unstack()[els].loc[shps].to_numpy()
             ax = axes[i, j]
             title = observation_title(obs) if i == 0 else ""
-            heatmap(ax, piv.to_numpy(), els, shps if j == 0 else [], title=title, vmin=-0.2, vmax=1.0, colorbar=False)
+            bottom = i == len(encs) - 1
+            heatmap(
+                ax,
+                piv.to_numpy(),
+                els if bottom else [],  # the rows share the elements: named under the bottom row
+                shps if j == 0 else [],
+                title,
+                vmin=-0.2,
+                vmax=1.0,
+                colorbar=False,
+                tick_fontsize=9,
+            )
             ax.title.set_fontsize(9)
             rr, cc = np.meshgrid(np.arange(len(shps)), np.arange(len(els)), indexing="ij")
             dots = ~lift[None, :].repeat(len(shps), 0)
@@ -106,7 +117,7 @@ def plot_readout_heatmaps(
             ax.scatter(cc[crosses], rr[crosses], marker="x", color="w", s=8, linewidths=0.8)
             if j == 0:
                 ax.set_ylabel(f"{enc}\nshape", fontsize=9)
-            if i == len(encs) - 1:
+            if bottom:
                 ax.set_xlabel("group element g", fontsize=9)
     fig.colorbar(
         axes[0, 0].images[0],
