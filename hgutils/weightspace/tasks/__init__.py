@@ -20,12 +20,12 @@ optimiser steps (``TrainConfig.steps``) or epochs, a progress bar and, for :clas
 checkpoint after every epoch from which an interrupted run resumes exactly.
 
 The modules, by job: :mod:`.config` (:class:`TrainConfig`), :mod:`.trainers` (the three tasks),
-:mod:`.metrics` (metrics, outputs and embeddings, the linear probe) and :mod:`.fit` (:func:`fit`,
+:mod:`.metrics` (metrics, outputs and embeddings, the linear probe) and :mod:`.fit_stages` (:func:`fit`,
 :class:`FitResult`).
 """
 
 from hgutils.weightspace.tasks.config import OPTIMIZERS, TrainConfig
-from hgutils.weightspace.tasks.fit import FitResult, fit, train_on_zoo
+from hgutils.weightspace.tasks.fit_stages import FitResult, fit, train_on_zoo
 from hgutils.weightspace.tasks.metrics import (
     PROBE_COMPONENTS,
     compute_metrics,
