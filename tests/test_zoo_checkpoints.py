@@ -88,8 +88,8 @@ def test_sequential_state_dicts_per_trajectory_steps_meta_and_float64():
 
 
 def test_a_single_linear_layer_needs_no_activation_and_steps_may_be_a_tensor():
-    lin = nn.Linear(3, 2)
-    zoo = Zoo.from_checkpoints([[lin.state_dict(), lin.state_dict()]], steps=torch.tensor([0, 7]))
+    lin, moved = nn.Linear(3, 2), nn.Linear(3, 2)
+    zoo = Zoo.from_checkpoints([[lin.state_dict(), moved.state_dict()]], steps=torch.tensor([0, 7]))
     assert zoo.spec == MLPSpec((3, 2), "identity") and zoo.steps.tolist() == [0, 7]
     assert zoo.info["layer_keys"] == [("weight", "bias")]
 
@@ -189,13 +189,13 @@ def test_trajectory_and_steps_errors():
         ValueError, match=r"trajectory 1 was recorded at steps \[0, 5, 9\]; trajectory 0 at \[0, 5, 10\]"
     ):
         Zoo.from_checkpoints([a, a], steps=[[0, 5, 10], [0, 5, 9]])
-    with pytest.raises(ValueError, match="^steps list 2 steps; the trajectories have 3 snapshots"):
+    with pytest.raises(ValueError, match=r"^steps: expected 3 steps, one per snapshot; got 2 \(\[0, 5\]\)"):
         Zoo.from_checkpoints([a], steps=[0, 5])
-    with pytest.raises(ValueError, match="^steps of trajectory 1 list 2 steps"):
+    with pytest.raises(ValueError, match="^steps of trajectory 1: expected 3 steps"):
         Zoo.from_checkpoints([a, a], steps=[[0, 1, 2], [0, 1]])
-    with pytest.raises(ValueError, match="whole numbers"):
+    with pytest.raises(ValueError, match="^steps: expected whole numbers of training steps; got 0.5"):
         Zoo.from_checkpoints([a], steps=[0.0, 0.5, 1.0])
-    with pytest.raises(ValueError, match="increase strictly"):
+    with pytest.raises(ValueError, match="^steps: must increase strictly"):
         Zoo.from_checkpoints([a], steps=[0, 5, 5])
     with pytest.raises(ValueError, match="one list per trajectory"):
         Zoo.from_checkpoints([a, a, a], steps=[[0, 1, 2], [0, 1, 2]])
@@ -203,7 +203,164 @@ def test_trajectory_and_steps_errors():
         Zoo.from_checkpoints(a[0])
     with pytest.raises(ValueError, match="trajectories is empty"):
         Zoo.from_checkpoints([])
-    with pytest.raises(ValueError, match="a checkpoint is a state_dict or an nn.Module; got str"):
-        Zoo.from_checkpoints([["net.pt"]])
+    with pytest.raises(ValueError, match="a checkpoint is a state_dict, an nn.Module or the path of a file"):
+        Zoo.from_checkpoints([[3]])
     with pytest.raises(ValueError, match=r"meta\['acc'\] must have one value per network"):
         Zoo.from_checkpoints([a, a], meta={"acc": [0.5]})
+
+
+# --------------------------------------------------------------------------------------------
+# issue 51: the layers in the order forward() applies them, or a refusal naming them
+# --------------------------------------------------------------------------------------------
+class _Backwards(nn.Module):
+    """Registers its output layer first: ``fc2`` (16 -> 2) before ``fc1`` (2 -> 16)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.fc2 = nn.Linear(16, 2)
+        self.fc1 = nn.Linear(2, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class _SquareSwapped(nn.Module):
+    """Square layers registered ``b`` then ``a``; ``forward()`` applies ``a`` first."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.b = nn.Linear(8, 8)
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(torch.tanh(self.a(x)))
+
+
+@pytest.mark.parametrize(("cls", "act", "width"), [(_Backwards, "relu", 2), (_SquareSwapped, "tanh", 8)])
+def test_a_module_is_read_in_the_order_its_forward_applies_the_layers(cls, act, width):
+    nets = [cls(s) for s in range(2)]
+    zoo = Zoo.from_checkpoints(nets, activation=act)
+    first = "fc1" if cls is _Backwards else "a"
+    assert zoo.info["layer_keys"][0] == (f"{first}.weight", f"{first}.bias")
+    assert zoo.spec.sizes[0] == width and zoo.spec.sizes[-1] == (2 if cls is _Backwards else 8)
+    x = torch.randn(9, width)
+    for i, net in enumerate(nets):  # the zoo holds the function the module computes
+        torch.testing.assert_close(zoo.spec.forward(zoo.final(), x)[i], net(x).detach(), rtol=1e-5, atol=1e-6)
+    assert all(net.training for net in nets)  # the trace leaves the module's mode as it was
+
+
+class _Calls(nn.Module):
+    """A two-layer module whose ``forward()`` is given."""
+
+    def __init__(self, forward) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 2)
+        self._forward = forward
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._forward(self, x)
+
+
+@pytest.mark.parametrize(
+    ("forward", "activation", "message"),
+    [
+        (lambda m, x: m.b(m.a(torch.relu(m.a(x)))), "relu", "layer 'a' is applied 2 times by forward()"),
+        (lambda m, x: torch.relu(m.a(x)), "relu", "layer 'b' is not applied by forward()"),
+        (lambda m, x: m.b(torch.relu(m.a(x[:, :, 0]))), "relu", r"cannot tell in which order forward\(\) applies"),
+        (lambda m, x: m.b(torch.relu(m.a(x)) + x), "relu", r"does not compute what forward\(\) computes"),
+        (lambda m, x: m.b(torch.relu(m.a(x))), "tanh", r"activation 'tanh'\) does not compute"),
+        (lambda m, x: torch.sigmoid(m.b(torch.relu(m.a(x)))), "relu", "an output nonlinearity"),
+    ],
+    ids=["twice", "unused", "not-vectors", "skip", "wrong-activation", "output-sigmoid"],
+)
+def test_a_module_whose_function_a_zoo_cannot_hold_is_refused_naming_the_layers(forward, activation, message):
+    with pytest.raises(ValueError, match=message) as e:
+        Zoo.from_checkpoints([_Calls(forward)], activation=activation)
+    assert str(e.value).startswith("trajectory 0, snapshot 0: ")
+
+
+def test_a_state_dict_out_of_order_is_refused_naming_the_keys():
+    # no forward() to trace: the keys' order is the layers' order, and these do not chain
+    sd = _sd(**{"out.weight": (3, 8), "out.bias": (3,), "fc1.weight": (8, 4), "fc1.bias": (8,)})
+    with pytest.raises(ValueError, match="key 'fc1.weight' takes 4 inputs but the previous layer 'out.weight'") as e:
+        Zoo.from_checkpoints([sd], activation="relu")
+    assert "pass the module itself" in str(e.value)
+    ordered = {k: sd[k] for k in ("fc1.weight", "fc1.bias", "out.weight", "out.bias")}
+    assert Zoo.from_checkpoints([ordered], activation="relu").spec.sizes == (4, 8, 3)
+
+
+# --------------------------------------------------------------------------------------------
+# issue 51: state_dict() appended without clone() every epoch
+# --------------------------------------------------------------------------------------------
+def _run(seed: int, clone: bool) -> list[dict[str, torch.Tensor]]:
+    torch.manual_seed(seed)
+    net = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    out = []
+    for _ in range(4):
+        sd = net.state_dict()
+        out.append({k: v.detach().clone() for k, v in sd.items()} if clone else sd)
+        opt.zero_grad()
+        net(torch.randn(16, 2)).pow(2).mean().backward()
+        opt.step()
+    return out
+
+
+def test_snapshots_appended_without_clone_are_warned_about_in_one_line():
+    with pytest.warns(UserWarning) as record:
+        zoo = Zoo.from_checkpoints([_run(0, True), _run(1, False), _run(2, False)], activation="relu")
+    messages = [str(w.message) for w in record if "identical" in str(w.message)]
+    assert len(messages) == 1 and "\n" not in messages[0]
+    assert messages[0].startswith("Zoo.from_checkpoints: trajectories 1, 2 (of 3): consecutive snapshots")
+    assert "all 4 snapshots are the same" in messages[0] and "v.detach().clone()" in messages[0]
+    assert record[0].filename == __file__  # pointed at the caller's line
+    assert zoo.movement()["all"] >= 0  # the zoo is still built: a frozen run is legal
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Zoo.from_checkpoints([_run(0, True), _run(1, True)], activation="relu")  # copies: no warning
+
+
+# --------------------------------------------------------------------------------------------
+# issue 51: every argument error names the argument and what was expected
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ("01", "steps: expected one int per snapshot (a list of ints, or one list per trajectory); got the str '01'"),
+        ([0, 2**70], "steps: 1180591620717411303424 does not fit in a 64-bit integer"),
+        ([0, "a"], "steps: expected one int per snapshot; got 'a' (str)"),
+        ([0, None], "steps: expected one int per snapshot; got None (NoneType)"),
+        ([[0, 1], 2], "steps: expected one int per snapshot .*; got a mix of numbers and lists"),
+        ([], "steps: expected one int per snapshot .*; got an empty list"),
+        (5, "steps: expected one int per snapshot .*; got int"),
+        ([0, float("nan")], "steps: expected whole numbers of training steps; got nan"),
+    ],
+)
+def test_bad_steps_are_named_with_what_was_expected(steps, message):
+    with pytest.raises(ValueError, match="^" + message.replace("(", "\\(").replace(")", "\\)")):
+        Zoo.from_checkpoints([_trajectory(0, T=2)], steps=steps)
+
+
+def test_meta_device_tensors_and_training_checkpoints_are_named():
+    with torch.device("meta"):
+        lazy = nn.Sequential(nn.Linear(4, 3))
+    with pytest.raises(ValueError, match="key '0.weight' is on the meta device .* load its weights"):
+        Zoo.from_checkpoints([lazy])
+    net = _mlp(0)
+    opt = torch.optim.Adam(net.parameters())
+    ckpt = {"model": net.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}
+    with pytest.raises(
+        ValueError, match=r"a training checkpoint holding \['epoch', 'model', 'optimizer'\].*ckpt\['model'\]"
+    ):
+        Zoo.from_checkpoints([ckpt], activation="relu")
+    with pytest.raises(ValueError, match="^meta: expected a mapping of names to per-network values; got list"):
+        Zoo.from_checkpoints([net], meta=[1])
+    with pytest.raises(ValueError, match=r"^meta\['name'\]: expected numbers, one per network"):
+        Zoo.from_checkpoints([net], meta={"name": ["a"]})
+    with pytest.raises(ValueError, match="^info: expected a mapping"):
+        Zoo.from_checkpoints([net], info="digits")

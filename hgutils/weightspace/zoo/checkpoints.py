@@ -9,238 +9,239 @@ meta-network, similarity measure and readout of the library reads:
     \texttt{params["b}l\texttt{"]}[i, t] = b_l^{(i)}(s_t) \in \mathbb{R}^{d_{l+1}},\qquad
     \texttt{steps}[t] = s_t,
 
-where :math:`W_l^{(i)}(s_t)` is the weight of the ``l``-th linear layer (in the order the checkpoint
-lists them) of network ``i`` after ``s_t`` training steps, and the zoo's
+where :math:`W_l^{(i)}(s_t)` is the weight of the ``l``-th linear layer the network applies, of
+network ``i`` after ``s_t`` training steps, and the zoo's
 :class:`~hgutils.weightspace.zoo.containers.MLPSpec` computes the network they came from,
 
 .. math::
     f^{(i)}_t(x) = W_{L-1}\,\sigma(\cdots\sigma(W_0 x + b_0)\cdots) + b_{L-1}
     \qquad(\text{no activation after the last layer}).
 
-A checkpoint is one of
+A checkpoint is one of (:mod:`~hgutils.weightspace.zoo.checkpoint_layers` reads them)
 
 - a ``state_dict`` (any mapping of names to tensors): keys ``<layer>.weight`` ``[out, in]`` and
-  ``<layer>.bias`` ``[out]`` in layer order, with any prefix (``0.weight``, ``net.2.bias``,
-  ``fc1.weight``); a single ``nn.Linear``'s ``weight`` / ``bias`` also works;
+  ``<layer>.bias`` ``[out]`` listed in the order the network applies the layers, with any prefix
+  (``0.weight``, ``net.2.bias``, ``fc1.weight``); a single ``nn.Linear``'s ``weight`` / ``bias``
+  also works. It has no ``forward()``: layers that do not chain in the listed order are refused,
+  naming the keys (square layers listed out of order cannot be detected: pass the module);
 - an ``nn.Sequential`` of ``nn.Linear`` layers separated by one kind of activation module
   (:data:`ACTIVATION_MODULES`; ``nn.Dropout``, ``nn.Identity`` and ``nn.Flatten`` are skipped), whose
   activation is read off the modules;
-- any other ``nn.Module`` whose state holds only ``nn.Linear`` weights and biases in order (its
-  activation must be given).
+- any other ``nn.Module`` whose state holds only ``nn.Linear`` weights and biases (its activation
+  must be given): its layers are read in the order its ``forward()`` applies them, traced on a small
+  random batch, and a module whose order cannot be established is refused, naming the layers;
+- the path of a file saved with ``torch.save`` (read with ``weights_only=True``), and, for a whole
+  trajectory, a folder of such files sorted by the step in their names
+  (:mod:`~hgutils.weightspace.zoo.checkpoint_files`).
 
-A trajectory may also be a single checkpoint (``T = 1``: the final networks only). The first
-problem found is raised as one ``ValueError`` naming the offending key (or module), the trajectory
-and the snapshot: a tensor that is not a Linear weight or bias (a convolution's 4-D weight, a
-BatchNorm buffer), a missing bias, layers that do not chain, networks of different shapes,
-trajectories of different lengths or steps, an unsupported or inconsistent activation.
+Every module checkpoint is checked as a function: the zoo's MLP must compute what ``forward()``
+computes. A trajectory may also be a single checkpoint (``T = 1``: the final networks only).
+Consecutive snapshots with identical weights (the ``state_dict`` appended without ``clone()``) are
+warned about, in one line naming the trajectories. The first problem found is raised as one
+``ValueError`` naming the offending argument, or key or module with the trajectory and the snapshot.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from hgutils.weightspace.stacked_mlp import ACTIVATIONS
+from hgutils.weightspace.zoo.checkpoint_files import folder_checkpoints, is_path, load_checkpoint
+from hgutils.weightspace.zoo.checkpoint_layers import (
+    ACTIVATION_MODULES,
+    _Layer,
+    linear_layers,
+    read_checkpoint,
+    sequential_activation,
+)
 from hgutils.weightspace.zoo.containers import Checkpoint, MLPSpec, Zoo, set_checkpoint_loader
 
 __all__ = ["ACTIVATION_MODULES", "Checkpoint", "linear_layers", "sequential_activation", "zoo_from_checkpoints"]
 
-#: The activation modules an ``nn.Sequential`` may hold, with the zoo's name for each
-#: (:data:`hgutils.weightspace.stacked_mlp.ACTIVATIONS`; ``nn.GELU`` only with ``approximate="none"``).
-ACTIVATION_MODULES: dict[type[nn.Module], str] = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}
-
-#: Modules of an ``nn.Sequential`` that leave a batch of vectors unchanged at evaluation.
-_NEUTRAL: tuple[type[nn.Module], ...] = (nn.Dropout, nn.Identity, nn.Flatten)
+_INT64 = 2**63
 
 
-@dataclass(frozen=True)
-class _Layer:
-    """One linear layer of a checkpoint: the keys it was read from and its tensors."""
-
-    weight_key: str
-    bias_key: str
-    weight: Tensor
-    bias: Tensor
+def _where(traj: int, snap: int, path: Path | None = None) -> str:
+    return f"trajectory {traj}, snapshot {snap}" + (f" ({path})" if path is not None else "")
 
 
-def _where(traj: int, snap: int) -> str:
-    return f"trajectory {traj}, snapshot {snap}"
+# --------------------------------------------------------------------------------------------
+# the arguments
+# --------------------------------------------------------------------------------------------
+def _step_value(v: Any, where: str) -> int:
+    """One training step as an int (ints, whole floats, 0-d tensors and NumPy scalars)."""
+    if isinstance(v, Tensor) and v.dim() == 0:
+        v = v.item()
+    elif type(v).__module__ == "numpy" and hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{where}: expected one int per snapshot; got {v!r} ({type(v).__name__})")
+    if isinstance(v, float) and not (math.isfinite(v) and v == round(v)):
+        raise ValueError(f"{where}: expected whole numbers of training steps; got {v!r}")
+    if not -_INT64 <= int(v) < _INT64:
+        raise ValueError(f"{where}: {int(v)} does not fit in a 64-bit integer (the zoo's steps are int64)")
+    return int(v)
 
 
-def linear_layers(state: Mapping[str, Tensor], where: str = "checkpoint") -> list[_Layer]:
-    """The linear layers of an MLP ``state_dict`` in order: ``<prefix>.weight [out, in]`` and
-    ``<prefix>.bias [out]`` per layer, the layers ordered as their weights first appear, each
-    layer's input width equal to the previous layer's output width.
+def _step_rows(steps: Any) -> list[list[int]] | None:
+    """``steps`` as one list of ints, or one per trajectory; ``None`` stays ``None``."""
+    if steps is None:
+        return None
+    expected = "one int per snapshot (a list of ints, or one list per trajectory)"
+    if isinstance(steps, (str, bytes)):
+        raise ValueError(f"steps: expected {expected}; got the {type(steps).__name__} {steps!r}")
+    if isinstance(steps, Tensor):
+        if steps.dim() not in (1, 2):
+            raise ValueError(f"steps: expected {expected}; got a tensor of shape {tuple(steps.shape)}")
+        steps = steps.tolist()
+    elif hasattr(steps, "tolist") and not isinstance(steps, (list, tuple)):  # a NumPy array
+        steps = steps.tolist()
+    if isinstance(steps, Mapping) or not isinstance(steps, (Sequence, range)):
+        raise ValueError(f"steps: expected {expected}; got {type(steps).__name__}")
+    steps = list(steps)
+    if not steps:
+        raise ValueError(f"steps: expected {expected}; got an empty list")
+    nested = [isinstance(r, (Sequence, range, Tensor)) and not isinstance(r, (str, bytes)) for r in steps]
+    if any(nested) and not all(nested):
+        raise ValueError(f"steps: expected {expected}; got a mix of numbers and lists")
+    rows = [r.tolist() if isinstance(r, Tensor) else list(r) for r in steps] if all(nested) else [steps]
+    return [[_step_value(v, "steps" if len(rows) == 1 else f"steps[{i}]") for v in r] for i, r in enumerate(rows)]
 
-    Raises ``ValueError`` naming the first key that breaks this (``where`` says which checkpoint).
-    """
-    if not isinstance(state, Mapping) or not state:
-        raise ValueError(f"{where}: expected a non-empty state_dict (names -> tensors); got {type(state).__name__}")
-    found: dict[str, dict[str, tuple[str, Tensor]]] = {}
-    for key, value in state.items():
-        prefix, _, leaf = str(key).rpartition(".")
-        if leaf not in ("weight", "bias"):
+
+def _steps(rows: list[tuple[int, list[int]]], T: int, what: str = "steps") -> Tensor:
+    """The zoo's steps vector ``[T]`` from rows ``(trajectory, steps)`` that must agree and increase."""
+    for i, r in rows:
+        if len(r) != T:
+            name = what if len(rows) == 1 else f"{what} of trajectory {i}"
+            raise ValueError(f"{name}: expected {T} steps, one per snapshot; got {len(r)} ({r})")
+    i0, first = rows[0]
+    for i, r in rows[1:]:
+        if r != first:
             raise ValueError(
-                f"{where}: key {key!r} is not a Linear weight or bias; an MLP checkpoint holds only "
-                "'<layer>.weight' [out, in] and '<layer>.bias' [out] (no convolutions, norms or buffers)"
+                f"trajectory {i} was recorded at steps {r}; trajectory {i0} at {first} "
+                "(a zoo holds one steps vector: record every network at the same steps)"
             )
-        if not isinstance(value, Tensor) or not value.is_floating_point():
-            raise ValueError(f"{where}: key {key!r} must be a floating-point tensor; got {type(value).__name__}")
-        want = 2 if leaf == "weight" else 1
-        if value.dim() != want:
-            kind = "[out, in]" if leaf == "weight" else "[out]"
-            raise ValueError(
-                f"{where}: key {key!r} has shape {tuple(value.shape)}; a Linear {leaf} is {want}-D {kind} "
-                "(convolutional and other layers are not supported)"
-            )
-        if not torch.isfinite(value).all():
-            raise ValueError(f"{where}: key {key!r} holds non-finite values (a diverged run?)")
-        found.setdefault(prefix, {})[leaf] = (str(key), value)
-    layers: list[_Layer] = []
-    for prefix, parts in found.items():
-        dot = f"{prefix}." if prefix else ""
-        for leaf in ("weight", "bias"):
-            if leaf not in parts:
-                raise ValueError(
-                    f"{where}: key {dot + leaf!r} is missing; every layer needs a weight and a bias "
-                    "(nn.Linear(..., bias=True))"
-                )
-        (wk, w), (bk, b) = parts["weight"], parts["bias"]
-        if b.shape[0] != w.shape[0]:
-            raise ValueError(f"{where}: key {bk!r} has {b.shape[0]} entries; {wk!r} has {w.shape[0]} outputs")
-        if layers and w.shape[1] != layers[-1].weight.shape[0]:
-            prev = layers[-1]
-            raise ValueError(
-                f"{where}: key {wk!r} takes {w.shape[1]} inputs but the previous layer {prev.weight_key!r} "
-                f"gives {prev.weight.shape[0]} outputs; the layers must chain in the order listed"
-            )
-        layers.append(_Layer(wk, bk, w, b))
-    return layers
+    if any(b <= a for a, b in zip(first, first[1:])):
+        raise ValueError(f"{what}: must increase strictly; got {first}")
+    return torch.tensor(first, dtype=torch.long)
 
 
-def _flat_modules(seq: nn.Sequential, prefix: str = "") -> list[tuple[str, nn.Module]]:
-    out: list[tuple[str, nn.Module]] = []
-    for name, mod in seq.named_children():
-        if isinstance(mod, nn.Sequential):
-            out += _flat_modules(mod, f"{prefix}{name}.")
-        else:
-            out.append((f"{prefix}{name}", mod))
-    return out
-
-
-def sequential_activation(seq: nn.Sequential, where: str = "checkpoint") -> str:
-    """The hidden activation of an MLP written as ``nn.Sequential``: ``Linear (act Linear)*`` with one
-    kind of activation (:data:`ACTIVATION_MODULES`) between every two Linears and none after the last
-    (``"identity"`` for a single Linear). Raises ``ValueError`` naming the first offending module."""
-    names = ", ".join(f"nn.{m.__name__}" for m in ACTIVATION_MODULES)
-    seen: list[tuple[str, str | None]] = []  # (module name, activation name or None for a Linear)
-    for name, mod in _flat_modules(seq):
-        if isinstance(mod, nn.Linear):
-            seen.append((name, None))
-        elif type(mod) in ACTIVATION_MODULES:
-            if isinstance(mod, nn.GELU) and mod.approximate != "none":
-                raise ValueError(
-                    f"{where}: module {name!r} is nn.GELU(approximate={mod.approximate!r}); "
-                    "only the exact GELU is supported"
-                )
-            seen.append((name, ACTIVATION_MODULES[type(mod)]))
-        elif isinstance(mod, _NEUTRAL):
-            continue
-        else:
-            kind = "layer" if any(True for _ in mod.parameters()) else "activation"
-            raise ValueError(
-                f"{where}: module {name!r} is nn.{type(mod).__name__}, an unsupported {kind}; an MLP zoo "
-                f"holds nn.Linear layers and one of {names} between them"
-            )
-    if not seen or seen[0][1] is not None:
-        first = seen[0][0] if seen else "(empty)"
-        raise ValueError(f"{where}: the nn.Sequential must start with an nn.Linear; module {first!r} comes first")
-    if seen[-1][1] is not None:
+def _trajectories(trajectories: Any, rows: list[list[int]] | None) -> tuple[list[list[Any]], dict[int, list[int]]]:
+    """One list of checkpoints (objects or file paths) per network, and the steps each folder's names give."""
+    if is_path(trajectories):
         raise ValueError(
-            f"{where}: module {seen[-1][0]!r} is an activation after the last nn.Linear; a zoo's MLP has a "
-            "linear output (apply the output nonlinearity in the loss)"
+            "trajectories must be a list with one entry per network; got the path "
+            f"{os.fsdecode(trajectories)!r} (for a folder holding one folder per run, pass "
+            f"sorted(Path({os.fsdecode(trajectories)!r}).iterdir()))"
         )
-    acts = {a for _, a in seen if a is not None}
-    for (n0, a0), (n1, a1) in zip(seen, seen[1:]):
-        if (a0 is None) == (a1 is None):
-            what = "two nn.Linear" if a0 is None else "two activations"
-            raise ValueError(
-                f"{where}: modules {n0!r} and {n1!r} are {what} in a row; expected Linear, activation, Linear, ..."
-            )
-    if len(acts) > 1:
-        raise ValueError(f"{where}: the nn.Sequential mixes activations {sorted(acts)}; a zoo's MLP has one")
-    return acts.pop() if acts else "identity"
-
-
-def _read(ckpt: Checkpoint, where: str) -> tuple[list[_Layer], str | None]:
-    """Layers of one checkpoint and the activation it shows (``None`` for a state_dict / plain module)."""
-    if isinstance(ckpt, nn.Module):
-        act = sequential_activation(ckpt, where) if isinstance(ckpt, nn.Sequential) else None
-        return linear_layers({k: v.detach() for k, v in ckpt.state_dict().items()}, where), act
-    if isinstance(ckpt, Mapping):
-        return linear_layers(ckpt, where), None
-    raise ValueError(f"{where}: a checkpoint is a state_dict or an nn.Module; got {type(ckpt).__name__}")
-
-
-def _trajectories(trajectories: Any) -> list[list[Checkpoint]]:
     if isinstance(trajectories, (Mapping, nn.Module)) or not isinstance(trajectories, Sequence):
         raise ValueError(
-            "trajectories must be a list with one entry per network (a list of its checkpoints, or one "
-            f"checkpoint); got {type(trajectories).__name__}"
+            "trajectories must be a list with one entry per network (a list of its checkpoints, one "
+            f"checkpoint, or a folder of checkpoint files); got {type(trajectories).__name__}"
         )
     if not trajectories:
         raise ValueError("trajectories is empty; give at least one network")
-    out = []
+    n = len(trajectories)
+    if rows is not None and len(rows) not in (1, n):
+        raise ValueError(
+            f"steps: expected one list of steps or one list per trajectory ({n} lists); got {len(rows)} lists"
+        )
+    out: list[list[Any]] = []
+    named: dict[int, list[int]] = {}
     for i, tr in enumerate(trajectories):
-        if isinstance(tr, (Mapping, nn.Module)):
+        if is_path(tr):
+            p = Path(os.fsdecode(tr))
+            if p.is_dir():
+                wanted = None if rows is None else rows[i if len(rows) == n else 0]
+                files, named[i] = folder_checkpoints(p, wanted, f"trajectory {i}")
+                out.append(files)
+            elif p.is_file():
+                out.append([p])
+            else:
+                raise ValueError(f"trajectory {i}: {str(p)!r} does not exist (expected a checkpoint file or a folder)")
+        elif isinstance(tr, (Mapping, nn.Module)):
             out.append([tr])
         elif isinstance(tr, Sequence) and len(tr) > 0:
             out.append(list(tr))
         else:
             raise ValueError(
-                f"trajectory {i} must be a non-empty list of checkpoints or one checkpoint; got {tr!r:.80}"
+                f"trajectory {i} must be a non-empty list of checkpoints, one checkpoint or a folder; got {tr!r:.80}"
             )
         if len(out[i]) != len(out[0]):
             raise ValueError(
                 f"trajectory {i} has {len(out[i])} snapshots; trajectory 0 has {len(out[0])} "
                 "(a zoo records every network at the same steps)"
             )
-    return out
+    return out, named
 
 
-def _steps(steps: Any, n: int, T: int) -> Tensor:
-    """One steps vector ``[T]``: ``None`` -> ``0..T-1``; shared steps; or per-trajectory steps that agree."""
-    if steps is None:
-        return torch.arange(T, dtype=torch.long)
-    if isinstance(steps, Tensor):
-        rows = [steps] if steps.dim() <= 1 else list(steps)
-    else:
-        steps = list(steps)
-        nested = bool(steps) and all(isinstance(r, (Sequence, Tensor)) and not isinstance(r, str) for r in steps)
-        rows = steps if nested else [steps]
-    if len(rows) not in (1, n):
-        raise ValueError(f"steps must be one list of {T} steps or one list per trajectory ({n}); got {len(rows)} lists")
-    vecs = [torch.as_tensor(r).reshape(-1) for r in rows]
-    first = vecs[0]
-    for i, v in enumerate(vecs):
-        if v.is_floating_point() and not torch.equal(v, v.round()):
-            raise ValueError(f"steps must be whole numbers; got {v.tolist()}")
-        if v.numel() != T:
-            what = "steps" if len(vecs) == 1 else f"steps of trajectory {i}"
-            raise ValueError(f"{what} list {v.numel()} steps; the trajectories have {T} snapshots")
-        if not torch.equal(v.long(), first.long()):
+def _meta(meta: Any, n: int) -> dict[str, Tensor]:
+    if meta is None:
+        return {}
+    if not isinstance(meta, Mapping):
+        raise ValueError(f"meta: expected a mapping of names to per-network values; got {type(meta).__name__}")
+    out = {}
+    for k, v in meta.items():
+        try:
+            tv = torch.as_tensor(v)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise ValueError(f"meta[{k!r}]: expected numbers, one per network; got {v!r:.80} ({err})") from None
+        if tv.dim() == 0 or tv.shape[0] != n:
             raise ValueError(
-                f"trajectory {i} was recorded at steps {v.long().tolist()}; trajectory 0 at {first.long().tolist()} "
-                "(a zoo holds one steps vector: record every network at the same steps)"
+                f"meta[{k!r}] must have one value per network (first dimension {n}); got shape {tuple(tv.shape)}"
             )
-    out = first.long()
-    if T > 1 and not bool((out[1:] > out[:-1]).all()):
-        raise ValueError(f"steps must increase strictly; got {out.tolist()}")
+        out[str(k)] = tv
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the zoo
+# --------------------------------------------------------------------------------------------
+def _warn_identical(params: dict[str, Tensor], steps: Tensor) -> None:
+    """One warning naming the trajectories in which two consecutive snapshots hold the same weights."""
+    first = next(iter(params.values()))
+    n, T = first.shape[:2]
+    if T < 2:
+        return
+    same = torch.ones(n, T - 1, dtype=torch.bool)
+    for v in params.values():
+        same &= (v[:, 1:] == v[:, :-1]).flatten(2).all(-1)
+    bad = same.any(1).nonzero().flatten().tolist()
+    if not bad:
+        return
+    i = bad[0]
+    if bool(same[i].all()):
+        detail = f"in trajectory {i} all {T} snapshots are the same"
+    else:
+        t = int(same[i].nonzero()[0])
+        detail = f"in trajectory {i} steps {int(steps[t])} and {int(steps[t + 1])}"
+    which = f"trajectory {i}" if len(bad) == 1 else f"trajectories {', '.join(map(str, bad[:8]))}"
+    more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
+    warnings.warn(
+        f"Zoo.from_checkpoints: {which}{more} (of {n}): consecutive snapshots hold identical weights ({detail}); "
+        "a state_dict's tensors are the live parameters, so appending net.state_dict() without copying makes every "
+        "snapshot the final network: append {k: v.detach().clone() for k, v in net.state_dict().items()} instead",
+        UserWarning,
+        stacklevel=_caller_level(),
+    )
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package (the user's call), seen from ``warnings.warn``."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2  # 1: the function calling warnings.warn
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def zoo_from_checkpoints(
@@ -257,10 +258,12 @@ def zoo_from_checkpoints(
     ----------
     trajectories
         One entry per network: its checkpoints in training order (``state_dict`` s, ``nn.Sequential``
-        s or ``nn.Module`` s holding only Linear layers), or a single checkpoint (``T = 1``).
+        s, ``nn.Module`` s holding only Linear layers, or paths of ``torch.save`` files), a single
+        checkpoint (``T = 1``), or a folder of checkpoint files sorted by the step in their names.
     steps
         The training step of each snapshot: one list of ``T`` steps shared by all networks, one list
-        per trajectory (they must agree), or ``None`` for ``0, 1, ..., T-1``.
+        per trajectory (they must agree), or ``None`` for ``0, 1, ..., T-1`` -- for folders, the
+        steps in the file names, and a given ``steps`` chooses the files of those steps.
     activation
         The hidden activation, one of :data:`~hgutils.weightspace.stacked_mlp.ACTIVATIONS`. Read off
         ``nn.Sequential`` checkpoints when not given (and checked against them when given); required
@@ -276,18 +279,35 @@ def zoo_from_checkpoints(
         ``params["W{l}"] [N, T, d_{l+1}, d_l]`` and ``params["b{l}"] [N, T, d_{l+1}]`` (float32, CPU),
         ``steps [T]``, ``spec = MLPSpec(sizes=(d_0, ..., d_L), activation)``; ``info["layer_keys"]``
         lists the ``(weight, bias)`` keys each layer was read from (first network, first snapshot).
+
+    Raises
+    ------
+    ValueError
+        One line naming the argument (or the trajectory, snapshot and key or module) and what was expected.
     """
-    trajs = _trajectories(trajectories)
-    n, T = len(trajs), len(trajs[0])
     if activation is not None and activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}; got {activation!r}")
+    if info is not None and not isinstance(info, Mapping):
+        raise ValueError(f"info: expected a mapping of free-form details; got {type(info).__name__}")
+    rows = _step_rows(steps)
+    trajs, named = _trajectories(trajectories, rows)
+    n, T = len(trajs), len(trajs[0])
+    if rows is not None:
+        steps_t = _steps(list(enumerate(rows)), T)
+    elif named:
+        steps_t = _steps(sorted(named.items()), T, "the steps in the file names")
+    else:
+        steps_t = torch.arange(T, dtype=torch.long)
+    meta_t = _meta(meta, n)
     ref: list[_Layer] | None = None
     acts: dict[str, str] = {}
     weights: list[list[list[Tensor]]] = []  # [layer][network][snapshot], then W and b interleaved
     for i, tr in enumerate(trajs):
         for t, ckpt in enumerate(tr):
-            where = _where(i, t)
-            layers, act = _read(ckpt, where)
+            path = Path(os.fsdecode(ckpt)) if is_path(ckpt) else None
+            where = _where(i, t, path)
+            obj = load_checkpoint(path, _where(i, t)) if path else ckpt  # its errors name the file
+            layers, act = read_checkpoint(obj, where, activation)
             if act is not None:
                 acts.setdefault(act, where)
                 if activation is not None and act != activation:
@@ -325,17 +345,10 @@ def zoo_from_checkpoints(
     for l in range(len(ref)):
         params[f"W{l}"] = torch.stack([torch.stack(s) for s in weights[2 * l]])
         params[f"b{l}"] = torch.stack([torch.stack(s) for s in weights[2 * l + 1]])
+    _warn_identical(params, steps_t)
     sizes = (ref[0].weight.shape[1], *(layer.weight.shape[0] for layer in ref))
-    meta_t = {}
-    for k, v in (meta or {}).items():
-        tv = torch.as_tensor(v)
-        if tv.dim() == 0 or tv.shape[0] != n:
-            raise ValueError(
-                f"meta[{k!r}] must have one value per network (first dimension {n}); got shape {tuple(tv.shape)}"
-            )
-        meta_t[k] = tv
     details = {"source": "checkpoints", "layer_keys": [(x.weight_key, x.bias_key) for x in ref], **dict(info or {})}
-    return Zoo(MLPSpec(sizes, act_name), params, _steps(steps, n, T), meta_t, details)
+    return Zoo(MLPSpec(sizes, act_name), params, steps_t, meta_t, details)
 
 
 set_checkpoint_loader(zoo_from_checkpoints)  # Zoo.from_checkpoints calls it (containers' docstring)

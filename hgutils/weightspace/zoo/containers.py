@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +27,9 @@ from hgutils.weightspace.stacked_mlp import mlp_forward
 
 log = logging.getLogger("hgutils")
 
-#: One network at one training step: a ``state_dict`` or the module itself.
-Checkpoint = Mapping[str, Tensor] | nn.Module
+#: One network at one training step: a ``state_dict``, the module itself, or the path of a file
+#: saved with ``torch.save`` (a folder of such files is a whole trajectory).
+Checkpoint = Mapping[str, Tensor] | nn.Module | str | os.PathLike
 
 #: The function behind :meth:`Zoo.from_checkpoints`, installed by :func:`set_checkpoint_loader`.
 _checkpoint_loader: Callable[..., Zoo] | None = None
@@ -152,12 +154,15 @@ class Zoo:
         meta: Mapping[str, Any] | None = None,
         info: Mapping[str, Any] | None = None,
     ) -> Zoo:
-        r"""Zoo of your own MLPs: ``N`` trajectories of ``T`` checkpoints (``state_dict`` s or
-        ``nn.Sequential`` / Linear-only modules) stacked as ``params["W{l}"][i, t] = W_l`` of network
-        ``i`` at ``steps[t]``. See :func:`hgutils.weightspace.zoo.checkpoints.zoo_from_checkpoints`.
+        r"""Zoo of your own MLPs: ``N`` trajectories of ``T`` checkpoints (``state_dict`` s,
+        ``nn.Sequential`` / Linear-only modules, or ``torch.save`` files) stacked as
+        ``params["W{l}"][i, t] = W_l`` of network ``i`` at ``steps[t]``, the layers in the order the
+        network applies them. See :func:`hgutils.weightspace.zoo.checkpoints.zoo_from_checkpoints`.
 
         Example: ``Zoo.from_checkpoints([[a_at_0, a_at_100], [b_at_0, b_at_100]], steps=[0, 100])`` for two
-        networks ``a``, ``b`` saved as ``nn.Sequential`` s (or ``state_dict`` s with ``activation="relu"``).
+        networks ``a``, ``b`` saved as ``nn.Sequential`` s (or ``state_dict`` s with ``activation="relu"``);
+        ``Zoo.from_checkpoints(["runs/a", "runs/b"], activation="relu")`` for two folders of
+        ``step_<n>.pt`` files (sorted by the step in their names).
         """
         if _checkpoint_loader is None:
             raise RuntimeError(
