@@ -327,3 +327,33 @@ def test_msa_errors():
         msa_matrix([f1, f2], None)
     with pytest.raises(ValueError, match=r"\[M, P, m, m\]"):
         msa_matrix_from_metrics(torch.eye(2).expand(3, 2, 2))
+
+
+def test_msa_on_a_one_dimensional_manifold_is_refused_because_every_pair_reads_zero():
+    """Issue 51: on a 1-D input manifold every pullback metric is 1x1, any two are proportional, and the
+    spectral ratio reads 0 for any two networks; a comparison of networks there is refused, saying so."""
+    W = torch.randn(2, 6, 1, dtype=DT, generator=torch.Generator().manual_seed(7))
+
+    def f(i):
+        return lambda x: torch.tanh(x @ W[i].T)
+
+    t = torch.linspace(-1, 1, 20, dtype=DT)[:, None]  # [P, 1]: a curve's coordinate
+    G = torch.stack([pullback_metric(f(i), t) for i in range(2)])  # [2, 20, 1, 1]
+    assert float(spectral_ratio(G[0], G[1]).abs().max()) == 0.0  # what made MSA read 0.000 for any pair
+    for call in (lambda: msa(f(0), f(1), t), lambda: msa_matrix([f(0), f(1)], t)):
+        with pytest.raises(ValueError, match="input manifold is 1-dimensional.*cannot tell networks apart") as e:
+            call()
+        assert "dimension >= 2" in str(e.value)
+    params = {"W0": torch.randn(3, 5, 1, dtype=DT), "b0": torch.zeros(3, 5, dtype=DT)}
+    params |= {"W1": torch.randn(3, 2, 5, dtype=DT), "b1": torch.zeros(3, 2, dtype=DT)}
+    with pytest.raises(ValueError, match="1-dimensional"):
+        msa_matrix(params, t, layer=0)
+    # 1x1 metrics given directly: the zeros are exact d_SR values, so a warning, not a refusal
+    with pytest.warns(UserWarning, match="1x1 metrics: the input manifold is 1-dimensional"):
+        assert msa_from_metrics(G[0], G[1]) == 0.0
+    with pytest.warns(UserWarning, match="msa_matrix_from_metrics: 1x1 metrics"):
+        assert np.all(msa_matrix_from_metrics(G) == 0.0)
+    # a 2-D manifold is not affected
+    xy = torch.rand(10, 2, dtype=DT, generator=torch.Generator().manual_seed(8))
+    W2 = torch.randn(2, 6, 2, dtype=DT, generator=torch.Generator().manual_seed(9))
+    assert msa(lambda x: torch.tanh(x @ W2[0].T), lambda x: torch.tanh(x @ W2[1].T), xy) > 0

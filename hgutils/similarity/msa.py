@@ -40,10 +40,20 @@ the reference measure). Volume form (``volume=``):
   d(φ1, φ2) != d(φ2, φ1) in general.
 - ``"mean"``: :math:`(\sqrt{\det G^1} + \sqrt{\det G^2})/2` times ``weights``: symmetric, but the
   measure changes with the pair, so the triangle inequality is no longer guaranteed.
+
+Degenerate dimension (documented choice). On a 1-dimensional input manifold every pullback metric is
+a :math:`1\times1` matrix, any two are proportional, and :math:`d_{SR} = 1 - \sqrt{\lambda/\lambda} = 0`
+for every pair of non-zero metrics: MSA reads 0, "the same geometry", whatever the networks. A
+comparison of networks on such a manifold (:func:`msa`, :func:`msa_matrix` from models and points)
+is therefore refused with a ``ValueError`` -- a number known in advance is not a measurement, and a
+warning beside a 0.000 is easily missed. Given ``1 x 1`` metrics directly (:func:`msa_from_metrics`,
+:func:`msa_matrix_from_metrics`), the zeros are the spectral ratio's exact values (the caller may
+want exactly that, e.g. to show the blindness), so those warn instead.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -69,6 +79,33 @@ __all__ = [
     "msa_matrix_from_metrics",
     "metric_isotropy",
 ]
+
+
+_ONE_DIMENSIONAL = (
+    "the input manifold is 1-dimensional, so every pullback metric is 1x1 and any two are proportional: "
+    "d_SR = 1 - sqrt(lambda_min/lambda_max) = 0 for every pair (the spectral ratio is scale-blind), and MSA "
+    "cannot tell networks apart"
+)
+
+
+def _refuse_one_dimensional(points: torch.Tensor, what: str) -> None:
+    """``ValueError`` when ``points [P, m]`` are coordinates of a 1-dimensional manifold (module docstring)."""
+    shape = tuple(torch.as_tensor(points).shape)
+    if len(shape) == 2 and shape[-1] == 1:
+        raise ValueError(
+            f"{what}: points have shape {shape}: {_ONE_DIMENSIONAL}; compare on a manifold of dimension >= 2 "
+            "(points [P, m >= 2], with embedding= a chart into the input space)"
+        )
+
+
+def _warn_one_dimensional(G: torch.Tensor, what: str) -> None:
+    """A warning when the metrics are ``1 x 1`` (module docstring: degenerate dimension)."""
+    if G.shape[-1] == 1:
+        warnings.warn(
+            f"{what}: 1x1 metrics: {_ONE_DIMENSIONAL} (only a zero metric, at distance 1, stands out)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _check_metrics(G: torch.Tensor, name: str) -> torch.Tensor:
@@ -218,6 +255,7 @@ def msa_from_metrics(
         raise ValueError(
             f"G1 and G2 must both be [P, m, m] at the same points; got {tuple(G1.shape)} and {tuple(G2.shape)}"
         )
+    _warn_one_dimensional(G1, "msa_from_metrics")
     w = _volume_weights(G1, G2, weights, volume)
     if w.sum() <= 0:
         raise ValueError(f"volume={volume!r} gives zero total volume (all metrics singular)")
@@ -242,9 +280,12 @@ def msa(
     ``[D]`` (the output widths may differ); ``points`` are ``[P, m]`` manifold coordinates,
     ``embedding`` the optional chart map ``[m] -> [n_in]``. ``weights`` are quadrature weights of
     the reference measure (default: uniform over the points). ``1 - msa(...)`` is a similarity.
+    Points of a 1-dimensional manifold (``[P, 1]``) are refused: there every pair reads 0 (module
+    docstring, degenerate dimension).
     """
     if volume not in VOLUMES:
         raise ValueError(f"volume must be one of {VOLUMES}; got {volume!r}")
+    _refuse_one_dimensional(points, "msa")
     G1 = pullback_metric(f1, points, embedding, mode=mode)
     G2 = pullback_metric(f2, points, embedding, mode=mode)
     return msa_from_metrics(G1, G2, weights, volume=volume, eps=eps)
@@ -270,6 +311,7 @@ def msa_matrix_from_metrics(
         raise ValueError(f"metrics must have shape [M, P, m, m]; got {tuple(G.shape)}")
     if volume not in VOLUMES:
         raise ValueError(f"volume must be one of {VOLUMES}; got {volume!r}")
+    _warn_one_dimensional(G, "msa_matrix_from_metrics")
     M, P = G.shape[:2]
     R, tr = _regularise(G, eps)
     if (tr < 0).any():
@@ -330,6 +372,7 @@ def msa_matrix(
     else:
         if points is None:
             raise ValueError("points [P, m] are required unless models is a metric tensor")
+        _refuse_one_dimensional(points, "msa_matrix")
         if isinstance(models, dict):
             if not isinstance(layer, int):
                 raise ValueError(f"stacked-MLP models need an integer layer; got {layer!r}")
