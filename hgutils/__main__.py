@@ -6,8 +6,10 @@ interrupted by Ctrl-C or SIGTERM, at any moment from the start (queued work canc
 workers terminated, completed results kept, nothing half-written).
 
 Input is checked before anything heavy is imported: names, types and values against each
-notebook's parameters cell, the device, the output root (writable, not in use by another run);
-then against the notebook's preset, before the first notebook starts.
+notebook's parameters cell, the device, the output root (writable, not in use by another run),
+the cache folder (``$HGUTILS_CACHE`` or ``<out>/.cache``, writable); then against the notebook's
+preset, before the first notebook starts. An argument that starts like a negative number
+(``-p x -1e-3``) is a value.
 """
 
 from __future__ import annotations
@@ -25,18 +27,30 @@ if __name__ == "__main__":  # ``python -m hgutils``: Ctrl-C and SIGTERM count fr
     signal.signal(signal.SIGTERM, _interrupt)
 
 import argparse  # noqa: E402
+import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
-from typing import NoReturn  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
 
 from hgutils.presets import SCALES  # noqa: E402
 
 _RUN_ROOT_HELP = "output root (default: results/runs, ignored by git); nothing tracked is written without --publish"
 
 
+#: What reads as a (negative) number, not an option: ``-1``, ``-.5``, ``-1e-3``, ``-1,1`` (a sweep
+#: axis), ``-inf``. argparse's own pattern takes only ``-1`` and ``-0.5``, so ``-p x -1e-3`` was
+#: refused as "expected 2 arguments".
+_NEGATIVE_VALUE = re.compile(r"^-(\.?\d|\.?(inf|infinity|nan)$)", re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with its errors as one ``error:`` line (no usage block); ``--help`` as usual."""
+    """argparse with its errors as one ``error:`` line (no usage block); ``--help`` as usual; every
+    argument that starts like a negative number is a value (:data:`_NEGATIVE_VALUE`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE  # subparsers are _Parser too
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
@@ -211,6 +225,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _claims(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from hgutils import runner
     from hgutils.runner.claims_report import PUBLISHED_ROOT, check_readme_scale, claims_root
 
@@ -223,6 +239,13 @@ def _claims(args: argparse.Namespace) -> int:
             f"no {args.scale} ledgers under {root}/{args.scale}/ (`python -m hgutils reproduce --scale {args.scale}` "
             f"writes them under results/runs/{args.scale}/){other}"
         )
+    from hgutils.runner.notebooks import REPO_ROOT
+    from hgutils.runner.preflight import check_file_writable
+
+    # before anything is written: a read-only folder is one error line, not a traceback
+    check_file_writable(Path(root) / args.scale / "CLAIMS.md", "--out" if args.out else "claims")
+    if args.update_readme:
+        check_file_writable(REPO_ROOT / "README.md", "--update-readme")
     print(runner.write_claims(args.scale, root, update_readme=args.update_readme))
     print(f"written: {root}/{args.scale}/CLAIMS.md")
     return 0
@@ -266,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for sig in saved:
             signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         if before is not None:
-            from hgutils.runner.backends import descendants, terminate_processes
+            from hgutils.runner.processes import descendants, terminate_processes
 
             terminate_processes(descendants() - before)
         print("interrupted", file=sys.stderr)

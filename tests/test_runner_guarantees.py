@@ -105,7 +105,7 @@ def test_a_preset_refuses_a_non_finite_float(value):
 def test_a_parameter_of_unknown_type_refuses_a_non_finite_number():
     spec = runner.ParamSpec("anything", typing.Any, "None", "", "unknown")
     for text in (".nan", "1e400", "[1, .inf]"):
-        with pytest.raises(ValueError, match="-p anything: expected a finite number"):
+        with pytest.raises(ValueError, match="-p anything: must be finite"):
             runner.params.check_value(spec, text)
 
 

@@ -3,7 +3,8 @@
 Modules, each named for what it holds:
 
 - :mod:`~hgutils.runner.notebooks` -- finding notebooks (``--only``, ``sweep 05``), code fingerprints;
-- :mod:`~hgutils.runner.params` -- a notebook's parameters, ``-p`` parsing by type, validation;
+- :mod:`~hgutils.runner.params` -- a notebook's parameters, their types, validation;
+- :mod:`~hgutils.runner.cli_values` -- command-line text to typed values (``-p``, sweep axes), finite numbers;
 - :mod:`~hgutils.runner.points` -- sweep point folder names that name every value exactly;
 - :mod:`~hgutils.runner.datacheck` -- an explicitly given data folder must hold data;
 - :mod:`~hgutils.runner.preflight` -- the device, a writable output root, one run per root (lock);
@@ -12,7 +13,9 @@ Modules, each named for what it holds:
 - :mod:`~hgutils.runner.machine_paths` -- machine paths in notebook text, found and made portable;
 - :mod:`~hgutils.runner.notebook_cleaning` -- stored outputs and metadata without machine paths,
   timings or widget state (what ``reproduce --publish`` and ``make sync`` apply);
-- :mod:`~hgutils.runner.backends` -- local worker processes or Dask; Ctrl-C/SIGTERM handling;
+- :mod:`~hgutils.runner.backends` -- local worker processes or Dask;
+- :mod:`~hgutils.runner.processes` -- finding and stopping a run's processes, Ctrl-C/SIGTERM, the staging
+  folder and what a SIGKILLed run leaves (its workers exit, the next run removes its folder);
 - :mod:`~hgutils.runner.sweep`, :mod:`~hgutils.runner.reproduce`, :mod:`~hgutils.runner.claims_report`.
 
 Guarantees (each backed by a test; docs/guarantees.md): every input is validated before anything

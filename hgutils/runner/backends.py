@@ -18,8 +18,6 @@ import logging
 import os
 import shutil
 import signal
-import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,115 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from hgutils.runner.execute import Job, JobResult, kill_run_kernels, run_job
-
-
-# --------------------------------------------------------------------------------------------
-# processes and signals
-# --------------------------------------------------------------------------------------------
-def descendants() -> set[int]:
-    """PIDs of every live descendant of this process."""
-    import psutil
-
-    return {p.pid for p in psutil.Process().children(recursive=True)}
-
-
-def terminate_processes(pids: set[int], grace: float = 5.0) -> None:
-    """Stop processes and everything they started: freeze, collect descendants, SIGTERM, then SIGKILL.
-
-    Freezing first (SIGSTOP) means a worker caught while starting a kernel cannot hand it off
-    unseen; kernels run in their own sessions, so they are found as descendants, not by group.
-    """
-    import psutil
-
-    procs: dict[int, psutil.Process] = {}
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            procs[pid] = psutil.Process(pid)
-    for p in list(procs.values()):
-        with contextlib.suppress(psutil.Error):
-            p.suspend()
-    for p in list(procs.values()):
-        with contextlib.suppress(psutil.Error):
-            for c in p.children(recursive=True):
-                procs.setdefault(c.pid, c)
-    for p in procs.values():
-        with contextlib.suppress(psutil.Error):
-            p.terminate()
-            p.resume()
-    _, alive = psutil.wait_procs(list(procs.values()), timeout=grace)
-    for p in alive:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(alive, timeout=grace)
-
-
-class SignalGuard:
-    """Turn SIGINT and SIGTERM into ``KeyboardInterrupt``, except inside :meth:`deferred` sections.
-
-    Installed only in the main thread (elsewhere signals cannot be handled and this is a no-op).
-    A handler's exception can be lost: one that lands inside an interpreter callback whose errors
-    Python only prints (``os.fork``'s at-fork hooks, ``__del__``, weakref callbacks) is swallowed.
-    Polling loops therefore call :meth:`check`, which raises again for a signal that was received.
-    """
-
-    def __init__(self) -> None:
-        self._defer = 0
-        self.pending: int | None = None
-        self.received: int | None = None
-        self._saved: dict[int, Any] = {}
-
-    def _handler(self, signum: int, frame: Any) -> None:
-        self.received = signum
-        if self._defer:
-            self.pending = signum
-            return
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    def __enter__(self) -> SignalGuard:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._saved[sig] = signal.signal(sig, self._handler)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for sig, handler in self._saved.items():
-            signal.signal(sig, handler)
-        self._saved.clear()
-
-    def ignore(self) -> None:
-        """Ignore further signals (while cleaning up after the first one)."""
-        for sig in self._saved:
-            signal.signal(sig, signal.SIG_IGN)
-
-    def check(self) -> None:
-        """Raise ``KeyboardInterrupt`` if a signal came and was not held by :meth:`deferred`.
-
-        Inside the guarded loop a delivered interrupt has already left the loop, so a signal still
-        on record here is one whose exception was swallowed.
-        """
-        if self.received is not None and not self._defer:
-            raise KeyboardInterrupt(signal.Signals(self.received).name)
-
-    @contextlib.contextmanager
-    def deferred(self) -> Iterator[None]:
-        """Hold signals during the block; raise ``KeyboardInterrupt`` after it if one came."""
-        self._defer += 1
-        try:
-            yield
-        finally:
-            self._defer -= 1
-        if not self._defer and self.pending is not None:
-            sig, self.pending = self.pending, None
-            raise KeyboardInterrupt(signal.Signals(sig).name)
+from hgutils.runner.processes import SignalGuard, descendants, make_staging, terminate_processes, watch_parent
 
 
 # --------------------------------------------------------------------------------------------
 # local worker processes
 # --------------------------------------------------------------------------------------------
-def _worker_init() -> None:
-    """Workers leave SIGINT to the parent (a terminal Ctrl-C reaches the whole process group)."""
+def _worker_init(parent: int, staging: str) -> None:
+    """Workers leave SIGINT to the parent (a terminal Ctrl-C reaches the whole process group), and
+    exit with their kernels when the parent is gone (:func:`~hgutils.runner.processes.watch_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    watch_parent(parent, staging)
 
 
 class LocalBackend:
@@ -158,8 +59,10 @@ class LocalBackend:
     def __enter__(self) -> LocalBackend:
 
         self._before = descendants()
-        self._staging = Path(tempfile.mkdtemp(prefix="hgutils-run-"))
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_worker_init)
+        self._staging = make_staging()  # stale staging folders of killed runs are removed first
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.workers, initializer=_worker_init, initargs=(os.getpid(), str(self._staging))
+        )
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -390,6 +293,12 @@ def _capture(fn: Callable[..., Any], *args: Any) -> Any:
         return fn(*args)
     except Exception as err:
         return ("error", str(err))
+
+
+def runs_here(backend: object) -> bool:
+    """Whether ``backend``'s jobs run on this machine (local workers, a ``LocalCluster``), so the
+    folders they write (the cache) can be checked from here; not so on a ``--scheduler`` cluster."""
+    return not (isinstance(backend, DaskBackend) and backend.scheduler)
 
 
 def make_backend(jobs: int = 1, cluster: str | None = None, scheduler: str | None = None) -> LocalBackend | DaskBackend:

@@ -31,6 +31,15 @@ def _all_numbered(notebook_dir: Path) -> list[Path]:
     return sorted(Path(notebook_dir).glob(_PATTERN))
 
 
+def check_notebook_dir(notebook_dir: str | os.PathLike) -> Path:
+    """``notebook_dir`` as a path; ``ValueError`` naming it when it does not exist or is not a folder."""
+    d = Path(notebook_dir)
+    if not d.is_dir():
+        what = "is not a folder" if d.exists() else "does not exist"
+        raise ValueError(f"--notebook-dir {str(d)!r} {what}; give the folder holding the NN_name.ipynb notebooks")
+    return d
+
+
 def select_notebooks(only: str | Sequence[str] | None, notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
     """Filter the notebooks by number prefixes (``"01,05"``) or names; ``None`` selects all of them.
 
@@ -40,8 +49,10 @@ def select_notebooks(only: str | Sequence[str] | None, notebook_dir: Path = NOTE
     Raises
     ------
     ValueError
-        If the selection is empty (``""``, ``","``) or a requested prefix matches no notebook.
+        If ``notebook_dir`` is missing, the selection is empty (``""``, ``","``) or a requested
+        prefix matches no notebook.
     """
+    check_notebook_dir(notebook_dir)
     if only is None:
         return numbered_notebooks(notebook_dir)
     wanted = [w.strip() for w in (only.split(",") if isinstance(only, str) else only) if w.strip()]
@@ -74,6 +85,7 @@ def resolve_notebook(name: str | os.PathLike, notebook_dir: Path = NOTEBOOK_DIR)
         if p.is_file():
             return p.resolve()
         raise ValueError(f"notebook {str(p)!r} does not exist")
+    check_notebook_dir(notebook_dir)
     hits = select_notebooks(str(name), notebook_dir)
     if len(hits) != 1:
         raise ValueError(f"{name!r} matches {len(hits)} notebooks; give the full name")

@@ -5,10 +5,11 @@ Names come from the notebook's ``parameters`` cell (:func:`parameters_cell`, rea
 the notebook's preset class when it has one (``CONFIG`` in ``hgutils.experiments.nbNN_name``; see
 :func:`preset_class`), else from the parameters cell itself: the annotation (``x: float = 1.0``), a
 leading comment such as ``# int or None: ...`` / ``# list of str or None: ...``, or the default
-literal. Values given on the command line are parsed by that type: YAML/JSON for lists
-(``'[cifar10,cifar100]'``), a plain string for ``str`` (never split into characters), ``none`` for
-``None``. A sweep axis (``-p NAME v1,v2``) is split on a separator that ignores commas inside
-brackets and quotes, so lists can be swept: ``-p cifar_datasets '[cifar10],[cifar10,cifar100]'``.
+literal. Values given on the command line are parsed by that type (:mod:`hgutils.runner.cli_values`,
+re-exported here): YAML/JSON for lists (``'[cifar10,cifar100]'``, ``'[1e-3,1e-2]'``), a plain string
+for ``str`` (never split into characters), ``none`` for ``None``, NaN and infinity refused. A sweep
+axis (``-p NAME v1,v2``) is split on a separator that ignores commas inside brackets and quotes, so
+lists can be swept: ``-p cifar_datasets '[cifar10],[cifar10,cifar100]'``.
 
 Every check raises ``ValueError`` with one line naming the parameter, what was expected and what came.
 """
@@ -22,19 +23,36 @@ import importlib
 import io
 import itertools
 import json
-import math
 import os
 import re
 import tokenize
-import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from hgutils.presets import SCALES, Preset, coerce, type_name
+from hgutils.presets import SCALES, Preset, coerce
+from hgutils.runner.cli_values import NONE_WORDS, check_finite, parse_value, parse_values, split_values
 from hgutils.runner.notebooks import driver_module
+
+__all__ = [  # the value parsing lives in hgutils.runner.cli_values; re-exported here as before
+    "COMMON_TYPES",
+    "NONE_WORDS",
+    "RUNNER_MANAGED",
+    "ParamSpec",
+    "check_name",
+    "check_value",
+    "grid_product",
+    "notebook_params",
+    "parameters_cell",
+    "parse_value",
+    "parse_values",
+    "preset_class",
+    "split_values",
+    "to_papermill",
+    "validate_against_preset",
+]
 
 #: Parameters every numbered notebook has, with their types.
 COMMON_TYPES: dict[str, Any] = {
@@ -47,7 +65,6 @@ COMMON_TYPES: dict[str, Any] = {
 }
 #: Parameters the runner sets itself (every output goes under the run's output root).
 RUNNER_MANAGED = ("results_dir", "figures_dir")
-NONE_WORDS = ("none", "None", "null", "~")
 _DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 
 PresetLookup = Callable[[Path], "type[Preset] | None"]
@@ -258,104 +275,6 @@ def notebook_params(notebook: Path, preset: type[Preset] | None = None) -> dict[
 
 
 # --------------------------------------------------------------------------------------------
-# parsing command-line text
-# --------------------------------------------------------------------------------------------
-def split_values(text: str, sep: str = ",") -> list[str]:
-    """Split a sweep axis on ``sep``, ignoring separators inside ``[...]``, ``{...}``, ``(...)`` and quotes.
-
-    Raises
-    ------
-    ValueError
-        For an empty axis or unbalanced brackets/quotes.
-    """
-    if not sep:
-        raise ValueError("the value separator must not be empty")
-    if text.strip() == "":
-        raise ValueError("a sweep parameter needs at least one value")
-    parts, buf, depth, quote, i = [], [], 0, "", 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"unbalanced {ch!r} in {text!r}")
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append("".join(buf))
-            buf, i = [], i + len(sep)
-            continue
-        buf.append(ch)
-        i += 1
-    if quote or depth:
-        raise ValueError(f"unbalanced brackets or quotes in {text!r}")
-    parts.append("".join(buf))
-    return [p.strip() for p in parts]
-
-
-def _yaml(text: str, where: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ValueError(f"{where}: {text!r} is not valid YAML/JSON ({first})") from None
-
-
-def _strings_only(tp: Any) -> bool:
-    """True for ``str`` and ``Literal`` of strings (optionally ``| None``): command-line text is taken as is."""
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) != 1:
-            return False
-        tp = args[0]
-    if tp is str:
-        return True
-    return typing.get_origin(tp) is Literal and all(isinstance(a, str) for a in typing.get_args(tp))
-
-
-def parse_value(text: str, tp: Any = Any, where: str = "value") -> Any:
-    """Parse one command-line value by its type and check it (see :func:`hgutils.presets.coerce`).
-
-    ``none``/``null`` → ``None`` (when allowed); ``str`` values are taken verbatim; numbers, booleans
-    and lists are read as YAML/JSON (``1e-3`` and ``.5`` are floats too).
-
-    Raises
-    ------
-    ValueError
-        One line: ``"<where>: expected <type>; got <value> (<type>)"`` or a YAML error.
-    """
-    text = text.strip()
-    if not text:
-        raise ValueError(f"{where}: expected {type_name(tp)}; got an empty value")
-    if text in NONE_WORDS:
-        return coerce(None, tp, where)
-    if _strings_only(tp):
-        value: Any = text
-    else:
-        value = _yaml(text, where)
-        if isinstance(value, str):
-            try:  # YAML 1.1 reads 1e-3 and .5 as strings
-                value = float(value) if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", value) else value
-            except ValueError:
-                pass
-    if isinstance(value, dict):
-        raise ValueError(f"{where}: expected {type_name(tp)}; got a mapping {text!r}")
-    return coerce(value, tp, where)
-
-
-def parse_values(text: str, tp: Any = Any, sep: str = ",", where: str = "value") -> list[Any]:
-    """A sweep axis: ``"1,2,0.5,true,none,abc"`` → ``[1, 2, 0.5, True, None, "abc"]`` (typed by ``tp``)."""
-    return [parse_value(v, tp, where) for v in split_values(text, sep)]
-
-
-# --------------------------------------------------------------------------------------------
 # validating names and values
 # --------------------------------------------------------------------------------------------
 def check_name(name: str, specs: dict[str, ParamSpec], notebook: str) -> ParamSpec:
@@ -385,8 +304,8 @@ def check_value(spec: ParamSpec, value: Any, where: str | None = None) -> Any:
     if isinstance(value, str):
         value = parse_value(value, spec.type, where)
     else:
+        check_finite(value, where)  # before the type: "must be finite", not "expected a float or none"
         value = coerce(value, spec.type, where)
-    _check_finite(value, where)
     if spec.name == "device" and value is not None and not _DEVICE.match(str(value)):
         raise ValueError(f"{where}: expected 'cpu', 'cuda', 'cuda:N' or 'mps'; got {value!r}")
     if spec.name == "scale" and value not in SCALES:
@@ -394,15 +313,6 @@ def check_value(spec: ParamSpec, value: Any, where: str | None = None) -> Any:
     if spec.name == "data_dir" and value:
         value = str(Path(value).expanduser().resolve())  # kernels run elsewhere (another folder or machine)
     return value
-
-
-def _check_finite(value: Any, where: str) -> None:
-    """Refuse NaN and infinity anywhere in a value, also for a parameter whose type is not known."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{where}: expected a finite number; got {value!r}")
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            _check_finite(v, where)
 
 
 def to_papermill(value: Any) -> Any:

@@ -4,6 +4,8 @@
   from ``torch/version.py`` without importing torch, so the common mistake costs no import);
 - :func:`check_writable` -- the output root can be created and written (what the check created is
   removed again when it fails, so a refused run leaves nothing behind);
+- :func:`check_cache` -- so can the cache folder the kernels will write (``$HGUTILS_CACHE`` or
+  ``<out>/.cache``); :func:`check_file_writable` -- a file such as ``claims``' ``CLAIMS.md``;
 - :class:`RunLock` -- one ``reproduce`` or ``sweep`` per output root: a lock file holding the
   owner's PID, host, start time and command; a second run on a locked root is refused, a lock whose
   process is gone (or whose PID now belongs to another process) is taken over with a note.
@@ -131,7 +133,7 @@ def check_device(
 # --------------------------------------------------------------------------------------------
 # the output root
 # --------------------------------------------------------------------------------------------
-def check_writable(root: str | os.PathLike, option: str = "--out") -> list[Path]:
+def check_writable(root: str | os.PathLike, option: str = "--out", hint: str | None = None) -> list[Path]:
     """Create ``root`` if needed and write (then remove) a probe file in it; return the folders it created.
 
     When the check fails, every folder it created is removed again; a run that stops later before
@@ -140,7 +142,8 @@ def check_writable(root: str | os.PathLike, option: str = "--out") -> list[Path]
     Raises
     ------
     ValueError
-        If ``root`` (or a folder above it) is a file, or the folder cannot be created or written.
+        If ``root`` (or a folder above it) is a file, or the folder cannot be created or written
+        (read-only); the message names ``option`` and ends with ``hint`` (default: choose another folder).
     """
     root = Path(root).expanduser().absolute()
     created: list[Path] = []
@@ -159,10 +162,66 @@ def check_writable(root: str | os.PathLike, option: str = "--out") -> list[Path]
             with contextlib.suppress(OSError):
                 p.rmdir()
         reason = err.strerror or str(err)
-        raise ValueError(
-            f"{option} {str(root)!r} cannot be written ({reason}); choose a folder you can write with {option}"
-        ) from None
+        hint = hint or f"choose a folder you can write with {option}"
+        raise ValueError(f"{option} {str(root)!r} cannot be written ({reason}); {hint}") from None
     return created
+
+
+def check_cache(out: str | os.PathLike) -> list[Path]:
+    """The cache folder a run's kernels will write can be created and written; return the folders created.
+
+    That folder is ``$HGUTILS_CACHE`` when set, else ``<out>/.cache``
+    (:func:`~hgutils.runner.execute.run_cache`); a read-only cache would otherwise fail the first
+    notebook minutes in, in the middle of a cell.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``HGUTILS_CACHE`` (or ``--out``) when the folder cannot be created or written.
+    """
+    explicit = os.environ.get("HGUTILS_CACHE")
+    if explicit:
+        hint = "set HGUTILS_CACHE to a folder you can write, or unset it (the cache is then <out>/.cache)"
+        return check_writable(explicit, "HGUTILS_CACHE", hint)
+    return check_writable(Path(out) / ".cache", "--out", "its cache folder .cache must be writable too")
+
+
+def check_run_folders(out: str | os.PathLike, cache: bool = True) -> list[Path]:
+    """:func:`check_writable` for the output root, then (with ``cache``) :func:`check_cache`; return
+    the folders created. A refusal removes what the checks created: nothing is left behind."""
+    created = check_writable(out)
+    if not cache:
+        return created
+    try:
+        return created + check_cache(out)
+    except ValueError:
+        for p in reversed(created):
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        raise
+
+
+def check_file_writable(path: str | os.PathLike, option: str = "--out") -> None:
+    """``path`` can be (re)written in place: a new file can be created beside it and it is not a folder.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option`` and the path, before anything is written.
+    """
+    path = Path(path).expanduser().absolute()
+    if path.is_dir():
+        raise ValueError(f"{option}: {str(path)!r} cannot be written (it is a folder)")
+    try:
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=".hgutils-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise ValueError(
+            f"{option}: {str(path.parent)!r} cannot be written ({reason}), so {path.name} cannot be written there; "
+            f"choose a folder you can write with {option}"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 
 from hgutils.atomic import atomic_write_bytes
 from hgutils.presets import SCALES
-from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
+from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs, runs_here
 from hgutils.runner.claims_report import RUN_ROOT, write_claims
 from hgutils.runner.datacheck import (
     DatasetFinder,
@@ -49,7 +49,7 @@ from hgutils.runner.params import (
     preset_class,
     validate_against_preset,
 )
-from hgutils.runner.preflight import RunLock, check_device, check_writable
+from hgutils.runner.preflight import RunLock, check_device, check_run_folders
 from hgutils.runner.records import is_complete, ledger_device, library_fingerprint, read_record, run_key, write_into
 
 DEFAULT_RUN_ROOT = RUN_ROOT
@@ -182,10 +182,11 @@ def reproduce(
     ``params`` are one-off overrides for every selected notebook (``-p NAME VALUE``; each notebook
     must have the parameter). Before the first notebook starts, in this order: every name and value
     against the notebooks' parameters cells (no heavy import), the data locations exist, the device
-    is available (:func:`~hgutils.runner.preflight.check_device`), the output root can be written
-    and no other run holds it (:class:`~hgutils.runner.preflight.RunLock`, held until the end);
-    then the values against each notebook's preset (importing its driver module) and the data
-    folders' contents. Returns a :class:`ReproduceResult`; the caller decides the exit code.
+    is available (:func:`~hgutils.runner.preflight.check_device`), the output root and the cache
+    folder can be written (:func:`~hgutils.runner.preflight.check_run_folders`) and no other run
+    holds the root (:class:`~hgutils.runner.preflight.RunLock`, held until the end); then the values
+    against each notebook's preset (importing its driver module) and the data folders' contents.
+    Returns a :class:`ReproduceResult`; the caller decides the exit code.
 
     Raises
     ------
@@ -210,7 +211,7 @@ def reproduce(
     check_data_env_paths()
     if isinstance(backend, LocalBackend):
         device_check(device)
-    created = check_writable(out)
+    created = check_run_folders(out, cache=runs_here(backend))  # the cache folder too
     command = f"reproduce --scale {scale}" + (f" --only {only}" if only else "") + f" --device {device}"
     with RunLock(out, command, echo, created):
         return _reproduce_locked(

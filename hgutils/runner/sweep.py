@@ -29,7 +29,7 @@ from typing import Any
 
 from hgutils.atomic import atomic_write_bytes
 from hgutils.presets import SCALES
-from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs
+from hgutils.runner.backends import DaskBackend, LocalBackend, make_backend, new_run_id, run_jobs, runs_here
 from hgutils.runner.datacheck import (
     DatasetFinder,
     check_data_dir,
@@ -50,7 +50,7 @@ from hgutils.runner.params import (
     validate_against_preset,
 )
 from hgutils.runner.points import point_slug
-from hgutils.runner.preflight import RunLock, check_device, check_writable
+from hgutils.runner.preflight import RunLock, check_device, check_run_folders
 from hgutils.runner.records import (
     clean_leftovers,
     is_complete,
@@ -169,9 +169,10 @@ def sweep(
     command-line text ``"v1,v2"`` (split on ``sep``, outside brackets, and parsed by type);
     ``fixed`` holds parameters common to every point (same rules, one value each). Names are
     checked against the notebook's parameters cell, values against its preset (``from_scale``),
-    an explicit ``data_dir`` must hold data, an explicit ``device`` must be available, and the sweep
-    folder must be writable and not in use by another run (its lock is held until the end) -- all
-    before anything runs (the preset last: it imports the notebook's driver module).
+    an explicit ``data_dir`` must hold data, an explicit ``device`` must be available, the sweep
+    folder and the cache folder must be writable, and the sweep folder not in use by another run
+    (its lock is held until the end) -- all before anything runs (the preset last: it imports the
+    notebook's driver module).
 
     Runs on ``backend``, else on :func:`~hgutils.runner.backends.make_backend` ``(jobs, cluster,
     scheduler)``. Returns a :class:`SweepResult`; ``interrupted`` is set when SIGINT/SIGTERM
@@ -197,7 +198,7 @@ def sweep(
     if isinstance(backend, LocalBackend):
         for d in devices:
             device_check(d)
-    created = check_writable(base_root)
+    created = check_run_folders(base_root, cache=runs_here(backend))  # the cache folder too
     with RunLock(base_root, f"sweep {nb.stem} --scale {scale}", echo, created):
         preset = preset_lookup(nb)
         points, params_of = _typed_points(nb, notebook_params(nb, preset), grid, fixed, sep, scale)
