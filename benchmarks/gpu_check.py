@@ -290,6 +290,7 @@ def _task_step(model: Any, data: Any, labels: Any, b: int, rs: Any) -> Any:
     protocol = getattr(getattr(model, "cfg", None), "protocol", "joint")
     cls = ReconstructionTask if protocol in ("two_stage", "finetune") else MetaNetTask
     idx = torch.arange(b)
+    model.fit_inputs(data, idx)  # input statistics of the training networks, as fit() computes them first
     task = cls(model, data, labels, idx, idx, dataclasses.replace(rs.train_cfg, batch_size=b))
     return lambda: task.step(idx, 0.0)
 
@@ -385,6 +386,7 @@ def part_01(rep: Report, sz: dict[str, Any], device: str, seed: int) -> None:
             def eval_cost(gth: dict[str, Any], name: str = name, data: Any = data) -> float:
                 """Seconds per network of the evaluation pass (two-stage GTH-GMN: the refined embedding)."""
                 m = cmp.build_variant(name, prepared, "classification", 10, gth).to(device)
+                m.fit_inputs(data, splits.train)
                 te0 = time.perf_counter()
                 embeddings(m, data, splits.val[: cfg.batch_size], 128)
                 _sync(device)
