@@ -92,6 +92,8 @@ def coerce(value: Any, tp: Any, where: str = "value") -> Any:
 
     if tp is Any or tp is object:
         return value
+    if isinstance(value, float) and not math.isfinite(value):  # before the union's "expected ..." can hide it
+        raise ValueError(f"{where}: must be finite (NaN and infinity are refused); got {value!r}")
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (Union, types.UnionType):
         if value is None:
@@ -121,7 +123,7 @@ def coerce(value: Any, tp: Any, where: str = "value") -> Any:
     if tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if not math.isfinite(value):
-                raise ValueError(f"{where}: expected a finite number; got {value!r}")
+                raise ValueError(f"{where}: must be finite (NaN and infinity are refused); got {value!r}")
             return value
         if type(value).__module__ == "numpy" and hasattr(value, "item"):
             return coerce(value.item(), tp, where)

@@ -98,8 +98,18 @@ def test_a_non_finite_number_is_refused_before_launch(tmp_path, capsys, text):
 def test_a_preset_refuses_a_non_finite_float(value):
     from hgutils.experiments.nb05_msa_rich_vs_lazy import RichLazyConfig
 
-    with pytest.raises(ValueError, match="RichLazyConfig.gain_rich: expected a finite number"):
+    with pytest.raises(ValueError, match="RichLazyConfig.gain_rich: must be finite"):
         RichLazyConfig.from_scale("smoke", gain_rich=value)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_an_optional_float_field_says_a_non_finite_value_must_be_finite(value):
+    # a float-or-None field: the union used to hide the reason behind "expected a float or none"
+    from hgutils.presets import coerce
+
+    with pytest.raises(ValueError, match="x: must be finite"):
+        coerce(value, float | None, "x")
+    assert coerce(None, float | None, "x") is None and coerce(0.5, float | None, "x") == 0.5
 
 
 def test_a_parameter_of_unknown_type_refuses_a_non_finite_number():
