@@ -113,6 +113,10 @@ class GeneralizationConfig(ComparisonSettings):
             "select_steps": 300,
             "pretrain_networks": 256,
             "pretrain_steps": 3000,
+            # GTH-GMN compiled (same math; per step on one CPU thread 1.1-1.3x eager at the default size, 1.6x at the
+            # large one: docs/performance.md): its runs now train to their plateau, long enough to repay each
+            # process's compile (0.5-2.5 min default, up to 13 min large on a cold inductor cache)
+            "compile": True,
             "refine_steps": 10,
             "refine_lr": 0.3,
             "test_fraction": 0.3,
