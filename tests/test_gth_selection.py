@@ -18,7 +18,12 @@ from hgutils.experiments import gth_selection as gs
 from hgutils.experiments.weightspace_protocol import ComparisonSettings, RunSettings, build_variant
 from hgutils.repro import seed_everything
 from hgutils.weightspace.inputs import make_splits
-from hgutils.weightspace.metanets.gth_gmn.config import SIZES, GTHGMNConfig, frozen_head_components
+from hgutils.weightspace.metanets.gth_gmn.config import (
+    MIN_HEAD_COMPONENTS,
+    SIZES,
+    GTHGMNConfig,
+    frozen_head_components,
+)
 from hgutils.weightspace.metanets.gth_gmn.model import ProjectedLinearHead
 from hgutils.weightspace.tasks import TrainConfig, fit
 from hgutils.weightspace.tasks.trainers import _evaluate
@@ -63,16 +68,29 @@ def test_infonce_gradient_reaches_the_encoder_under_joint_but_not_the_decoders()
 
 # ------------------------------------------------------------------ 2. the frozen reading's head
 @pytest.mark.parametrize(
-    ("n", "k", "expect"), [(440, 1, 43), (100, 1, 9), (1000, 10, 9), (30, 1, 2), (15, 10, 1), (5000, 1, 100)]
+    ("n", "k", "expect"),
+    [(440, 1, 43), (2400, 10, 23), (480, 10, 16), (100, 1, 16), (30, 1, 16), (15, 10, 14), (5000, 1, 100)],
 )
 def test_the_frozen_head_follows_the_sizing_rule(n, k, expect):
     D = 100
     p = frozen_head_components(n, D, k, 10.0)
     assert p == expect
     assert 1 <= p <= min(D, n - 1)
-    if p > 1:  # at least 10 training networks per head parameter, and the largest such p (up to D)
+    floor = max(MIN_HEAD_COMPONENTS, k)
+    if p > floor:  # at least 10 training networks per head parameter, and the largest such p (up to D)
         assert (p + 1) * k * 10 <= n
         assert p == D or (p + 2) * k * 10 > n
+    else:  # never fewer than the floor (16, or one per class) unless the embedding or the zoo is smaller
+        assert p == min(D, n - 1, floor)
+
+
+def test_the_sizing_rule_never_shrinks_to_a_handful_of_components():
+    """Issue 50: 480 training INRs and 10 classes gave 3 components (a linear map on 3 numbers for 10 classes);
+    the floor keeps 16, while notebook 03's medium setting (440 networks, one output) keeps its 43."""
+    assert frozen_head_components(480, 2272, 10, 10.0) == MIN_HEAD_COMPONENTS == 16
+    assert frozen_head_components(440, 2272, 1, 10.0) == 43
+    assert frozen_head_components(50, 2272, 20, 10.0) == 20  # one component per class at least
+    assert frozen_head_components(50, 8, 10, 10.0) == 8  # never more than the embedding holds
 
 
 def test_frozen_head_components_rejects_bad_input():
@@ -92,7 +110,8 @@ def test_the_frozen_variant_trains_a_head_of_the_rules_size():
     assert isinstance(m.head, ProjectedLinearHead)
     p = frozen_head_components(30, m.emb_mu.shape[0], 2, 10.0)
     assert m.head.proj.shape == (m.emb_mu.shape[0], p)
-    assert sum(x.numel() for x in m.head.parameters()) == (p + 1) * 2 <= 30
+    assert sum(x.numel() for x in m.head.parameters()) == (p + 1) * 2
+    assert p == MIN_HEAD_COMPONENTS  # 30 training networks: the rule alone gives 0, the floor keeps 16
     assert m(data[torch.arange(4)]).shape == (4, 2)
 
 
@@ -180,7 +199,7 @@ def test_the_choice_reads_the_cached_rows_through_the_rule(tmp_path):
 
 
 def test_a_diverging_cell_is_recorded_and_never_chosen(tmp_path, monkeypatch):
-    monkeypatch.setattr(gs, "fit", diverging_above(gs.fit, 5e-3))
+    monkeypatch.setattr(gs.training, "fit", diverging_above(gs.training.fit, 5e-3))
     sel, _ = _select(make_zoo(40, 2).meta["label"], tmp_path, cache=False)
     bad = sel.table[sel.table["lr"] > 5e-3]
     assert len(bad) == 2 and (bad["val_score"] == float("-inf")).all() and not bad["trained"].any()
@@ -192,7 +211,7 @@ def test_a_cache_hit_returns_the_same_table_without_training(tmp_path, monkeypat
     labels = make_zoo(40, 2).meta["label"]
     first, _ = _select(labels, tmp_path)
     calls = []
-    monkeypatch.setattr(gs, "fit", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(gs.training, "fit", lambda *a, **k: calls.append(1))
     second, _ = _select(labels, tmp_path)
     assert calls == []
     cols = [c for c in first.table.columns]
@@ -207,7 +226,7 @@ def test_a_new_process_hits_the_cached_table(tmp_path):
     first, _ = _select(labels, tmp_path)
     child = (
         f"import sys, torch; sys.path.insert(0, {os.path.dirname(__file__)!r}); import test_gth_selection as t; "
-        "t.gs.fit = lambda *a, **k: sys.exit('trained: the cache missed'); "
+        "t.gs.training.fit = lambda *a, **k: sys.exit('trained: the cache missed'); "
         f"sel, _ = t._select(t.make_zoo(40, 2).meta['label'], {str(tmp_path)!r}); "
         "print(sel.table['val_score'].tolist())"
     )
@@ -256,7 +275,7 @@ def test_gth_gmn_infonce_is_the_baselines_loss_on_the_same_view():
 
 
 def test_a_cell_that_kept_an_earlier_epoch_after_diverging_is_still_never_chosen(tmp_path, monkeypatch):
-    fit = gs.fit
+    fit = gs.training.fit
 
     def late_divergence(model, data, target, tr, va, te, cfg, *a, **k):
         fr = fit(model, data, target, tr, va, te, cfg, *a, **k)
@@ -264,8 +283,97 @@ def test_a_cell_that_kept_an_earlier_epoch_after_diverging_is_still_never_chosen
             fr.log.diverged = "epoch 1, step 4: non-finite loss: {'task': nan}"
         return fr
 
-    monkeypatch.setattr(gs, "fit", late_divergence)
+    monkeypatch.setattr(gs.training, "fit", late_divergence)
     sel, _ = _select(make_zoo(40, 2).meta["label"], tmp_path, cache=False)
     bad = sel.table[sel.table["lr"] > 5e-3]
     assert len(bad) == 2 and (bad["val_score"] == float("-inf")).all() and not bad["chosen"].any()
     assert (bad["stopped"] == "diverged (non-finite loss at epoch 1, step 4)").all()
+
+
+# ------------------------------------------------------------------ 4. the head choice (issue 50)
+HEAD_GRID = gs.SelectionGrid(("two_stage", "joint"), ("default",), (1e-3,), steps=4, heads=("sized", "mlp"))
+
+
+def test_the_head_choice_reaches_the_grid(tmp_path):
+    """A grid that declares heads trains every two_stage cell once per head on one stage 1; its table lists the
+    head (and what it read) with each cell's validation score; the chosen head reaches the final runs."""
+    zoo = make_zoo(40, 2)
+    splits = make_splits(40, 0.25, 0.25, labels=zoo.meta["label"])
+    sel = gs.select_gth(
+        zoo,
+        "classification",
+        zoo.meta["label"],
+        2,
+        splits,
+        HEAD_GRID,
+        0,
+        TrainConfig(epochs=2, batch_size=8),
+        SMALL_GTH,
+        cache_root=tmp_path,
+    )
+    t = sel.table
+    assert list(zip(t["protocol"], t["size"], t["lr"], t["head"])) == HEAD_GRID.choices()
+    assert HEAD_GRID.choices() == [
+        ("two_stage", "default", 1e-3, "sized"),
+        ("two_stage", "default", 1e-3, "mlp"),
+        ("joint", "default", 1e-3, gs.END_TO_END),
+    ]
+    two = t[t["protocol"] == "two_stage"]
+    assert two["head_inputs"].str.endswith("principal components").tolist() == [True, False]
+    assert two["head_inputs"].iloc[1].endswith("-d embedding")
+    # the heads share the cell's stage 1: the same reconstruction run, read twice
+    assert two["pretrain_steps"].nunique() == 1 and two["reconstruction_best_epoch"].nunique() == 1
+    assert t["val_score"].notna().all() and int(t["chosen"].sum()) == 1
+    for i, row in t.iterrows():  # whatever is chosen, its head reaches the final runs' configuration
+        sel.table["chosen"] = t.index == i
+        over = sel.apply(RunSettings(gth_overrides={"dim": 8})).gth_overrides
+        if row["protocol"] == "two_stage":
+            assert over["head_networks_per_param"] == (10.0 if row["head"] == "sized" else None)
+        else:
+            assert "head_networks_per_param" not in over
+    assert "head" in sel.summary()
+
+
+def test_an_mlp_head_is_the_unsized_taskhead_and_a_sized_one_the_projection():
+    zoo = make_zoo(40, 2)
+    tr, va = torch.arange(30), torch.arange(30, 40)
+    for head, kind in (("sized", ProjectedLinearHead), ("mlp", torch.nn.Module)):
+        seed_everything(0)
+        over = {**SMALL_GTH, **HEAD_GRID.overrides("two_stage", "default", head)}
+        m = build_variant("GTH-GMN", zoo, "classification", 2, over)
+        fit(m, m.prepare(zoo), zoo.meta["label"], tr, va, None, TrainConfig(steps=3, batch_size=8))
+        assert isinstance(m.head, kind) and (head == "sized") == isinstance(m.head, ProjectedLinearHead)
+        assert gs.training.head_inputs(m).endswith("principal components" if head == "sized" else "-d embedding")
+
+
+def test_the_default_grid_keeps_its_key_and_table_without_a_head_column(tmp_path):
+    """02's and 03's grids declare no heads: the sized head, no head column, the cache key of before."""
+    g = gs.SelectionGrid(("two_stage", "joint"), ("default",), (1e-3,), steps=4)
+    assert g.heads == gs.DEFAULT_HEADS == ("sized",) and not g.has_head_choice
+    assert g.choices() == [(p, s, lr, h) for (p, s, lr), h in zip(g.cells(), ("sized", gs.END_TO_END))]
+    assert g.cache_key() == {k: v for k, v in vars(g).items() if k != "heads"}
+    assert "heads" in HEAD_GRID.cache_key()
+    sel, _ = _select(make_zoo(40, 2).meta["label"], tmp_path)
+    assert "head" not in sel.table and sel.overrides().get("head_networks_per_param", 10.0) == 10.0
+
+
+def test_bad_heads_are_refused():
+    with pytest.raises(ValueError, match="heads"):
+        gs.SelectionGrid(heads=())
+    with pytest.raises(ValueError, match="heads"):
+        gs.SelectionGrid(heads=("sized", "huge"))
+    with pytest.raises(ValueError, match="heads"):
+        gs.SelectionGrid(heads=("mlp", "mlp"))
+    with pytest.raises(ValueError, match="not one of this grid's heads"):
+        gs.SelectionGrid(heads=("sized",)).overrides("two_stage", "default", "mlp")
+    with pytest.raises(ValueError, match="networks_per_param"):
+        gs.SelectionGrid(networks_per_param=0.0)
+
+
+def test_a_preset_with_gth_heads_declares_the_head_choice():
+    from hgutils.experiments import nb01_inr_classification as nb01
+
+    for scale in ("smoke", "medium"):
+        cfg = nb01.CONFIG.from_scale(scale)
+        assert gs.grid_of(cfg).heads == tuple(cfg.gth_heads) == ("sized", "mlp")
+    assert gs.grid_of(ComparisonSettings.from_scale("smoke")).heads == gs.DEFAULT_HEADS

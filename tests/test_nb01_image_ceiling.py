@@ -45,7 +45,7 @@ def test_the_curve_figure_draws_the_read_out_as_its_own_line(digits):
     zoo, y, sp = digits
     ceiling = ex.image_ceiling(zoo, y, sp, (30, 70))
     curve = ceiling.assign(model="StatNN", test_accuracy=0.2)
-    fig = ex.plot_learning_curve(curve, "digits", ceiling=ceiling)
+    fig = ex.plot_data_curve(curve, len(sp.test), 0.1, ceiling=ceiling)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "StatNN" in labels and ex.IMAGE_CEILING in labels
     plt.close(fig)

@@ -1,15 +1,27 @@
-"""Notebook 01's INR zoos: the main zoo (one initialisation per INR) and the shared-initialisation
-variant."""
+"""Notebook 01's INR zoos: the judging zoo (one shared initialisation below the paper preset), the data curve's
+independent-init zoo, their labels in the results, the shared-initialisation check and the curve's fitting time.
+"""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any
 
 import pandas as pd
+import torch
 
-from hgutils.experiments.nb01_inr_classification.preset import INRClassificationConfig
+from hgutils.experiments.nb01_inr_classification.preset import INDEPENDENT, SHARED, INRClassificationConfig
 from hgutils.weightspace.zoo import inr_image_zoo
+
+#: how the results name each dataset
+DATASET_NAMES: dict[str, str] = {
+    "mnist": "MNIST",
+    "fashion_mnist": "Fashion-MNIST",
+    "digits": "8x8 digits",
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+}
 
 
 def inr_zoo(
@@ -19,58 +31,76 @@ def inr_zoo(
     data_dir: str | None = None,
     seed: int = 0,
     device: str = "cpu",
+    n_images: int | None = None,
+    shared_init: bool | None = None,
+    cache: bool = True,
 ) -> Any:
-    """The main INR zoo: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's sizes
-    (``n_images``, ``inr_steps``, ``T``, ``schedule``) and ``shared_init`` on top of the zoo preset."""
+    """An INR zoo of ``dataset``: :func:`hgutils.weightspace.zoo.inr_image_zoo` with the notebook's sizes
+    (``inr_steps``, ``T``, ``schedule``) and, unless given, its ``n_images`` and ``shared_init`` (the judging
+    zoo). INR ``i`` fits image ``i`` of one class-stratified order, so a zoo of ``n`` INRs is the first ``n`` INRs
+    of any larger zoo with the same settings."""
 
     return inr_image_zoo(
         dataset,
         scale=scale,
         data_dir=data_dir,
-        n_images=cfg.n_images,
+        n_images=cfg.n_images if n_images is None else int(n_images),
         steps=cfg.inr_steps,
         T=cfg.T,
         schedule=cfg.schedule,
-        shared_init=cfg.shared_init,
+        shared_init=cfg.shared_init if shared_init is None else bool(shared_init),
         seed=seed,
         device=device,
         workers=cfg.workers,
+        cache=cache,
     )
 
 
-def inr_zoos(
-    dataset: str,
-    cfg: INRClassificationConfig,
-    scale: str = "smoke",
-    data_dir: str | None = None,
-    seed: int = 0,
-    device: str = "cpu",
-) -> tuple[Any, Any | None]:
-    """The main zoo and the learning curve's zoo: ``(main, curve)``.
-
-    With ``curve_images > n_images`` one zoo of ``curve_images`` INRs is fitted (:func:`inr_zoo`); the
-    images come in one class-stratified order and INR ``i`` is fitted from its own seed, so its first
-    ``n_images`` INRs are the main zoo :func:`inr_zoo` fits alone (same images, same initialisations),
-    and ``curve`` is the whole zoo. Otherwise ``curve`` is ``None`` (the curve reads the main zoo)."""
-    if cfg.curve_images <= cfg.n_images:
-        return inr_zoo(dataset, cfg, scale, data_dir, seed, device), None
-    full = inr_zoo(dataset, replace(cfg, n_images=cfg.curve_images), scale, data_dir, seed, device)
-    main = full.subset(slice(0, cfg.n_images))
-    main.info["source"] = f"the first {cfg.n_images} INRs of {len(full)}: {full.info.get('source', dataset)}"
-    return main, full
-
-
-def shared_zoo(
-    dataset: str,
-    cfg: INRClassificationConfig,
-    scale: str = "smoke",
-    data_dir: str | None = None,
-    seed: int = 0,
-    device: str = "cpu",
+def curve_zoo(
+    cfg: INRClassificationConfig, scale: str = "smoke", data_dir: str | None = None, seed: int = 0, device: str = "cpu"
 ) -> Any:
-    """The easier variant: the first ``shared_images`` images, fitted the same way, every INR from
-    one shared initialisation (its neurons line up across the zoo)."""
-    return inr_zoo(dataset, replace(cfg, n_images=cfg.shared_images, shared_init=True), scale, data_dir, seed, device)
+    """The data curve's zoo: ``curve_dataset``, one initialisation per INR (the paper's protocol), as many INRs
+    as the largest point needs (``2 curve_holdout + max(curve_sizes)``); every smaller zoo of the curve is a
+    prefix of it (:func:`~.curve.curve_splits`)."""
+    n = 2 * cfg.curve_holdout + max(cfg.curve_sizes)
+    return inr_zoo(cfg.curve_dataset, cfg, scale, data_dir, seed, device, n_images=n, shared_init=False)
+
+
+def fitting_seconds_per_inr(
+    cfg: INRClassificationConfig, scale: str = "smoke", data_dir: str | None = None, seed: int = 0
+) -> float:
+    """CPU seconds to fit one INR of the data curve's zoo, measured in this process (one thread, no cache): the
+    first ``curve_calibration`` INRs fitted afresh as one stacked batch, the process's CPU time divided by their
+    number. A zoo of ``n`` INRs takes about ``n`` times this (its chunks of 256 INRs stacked alike)."""
+    one = replace(cfg, workers=1)
+    t0 = time.process_time()
+    zoo = inr_zoo(cfg.curve_dataset, one, scale, data_dir, seed, "cpu", cfg.curve_calibration, False, cache=False)
+    return (time.process_time() - t0) / len(zoo)
+
+
+def zoo_label(dataset: str, shared_init: bool, n: int, train: int | None = None) -> str:
+    """How the results name a zoo: ``"MNIST shared-init (3,000 INRs)"``, or with ``train``
+    ``"Fashion-MNIST independent-init (1,000 training + 1,000 held-out INRs)"``."""
+    kind = SHARED if shared_init else INDEPENDENT
+    size = f"{n:,} INRs" if train is None else f"{train:,} training + {n - train:,} held-out INRs"
+    return f"{DATASET_NAMES.get(dataset, dataset)} {kind} ({size})"
+
+
+def shared_init_check(zoo: Any) -> dict[str, float]:
+    """Whether the INRs of ``zoo`` share their initialisation: the largest absolute difference of any parameter
+    between any INR and the first at the first snapshot (``max |theta_i(0) - theta_0(0)|``: 0 for a shared
+    initialisation, the zoo's step 0 being the initialisation) and, after training, the median over INRs of the
+    relative distance to the first INR at the last snapshot, ``||theta_i(T) - theta_0(T)|| / ||theta_0(T)||``."""
+    if len(zoo) < 2:
+        raise ValueError(f"the check compares INRs with the first: the zoo needs >= 2; got {len(zoo)}")
+    first = torch.cat([zoo.params[k][:, 0].flatten(1) for k in sorted(zoo.params)], 1).float()
+    last = torch.cat([zoo.params[k][:, -1].flatten(1) for k in sorted(zoo.params)], 1).float()
+    moved = (last[1:] - last[0]).norm(dim=1) / last[0].norm()
+    return {
+        "step of the first snapshot": int(zoo.steps[0]),
+        "max |theta_i(0) - theta_0(0)|": float((first[1:] - first[0]).abs().max()),
+        "median ||theta_i(T) - theta_0(T)|| / ||theta_0(T)||": float(moved.median()),
+    }
 
 
 def _steps_label(steps: Any) -> str:

@@ -21,10 +21,15 @@ one-entry output bias of an INR -- ``variance="sample"`` uses it wherever ``n > 
 differ between networks by 1e-5 to 1e-2 around means near 0.1, so the MLP sees almost the same input
 for every network (a training accuracy of exactly chance on notebook 01's shared-initialisation zoo).
 Standardising an MLP's inputs on the training split is the standard practice for an MLP on hand-made
-features (scikit-learn's ``StandardScaler`` before ``MLPClassifier``); Unterthiner et al. describe
-normalised statistics for their DNN estimator [not checked against their released code here]. The
-companion's ``StatNN`` variant uses ``"train"`` and names it as a deviation; ``"StatNN (raw statistics)"``
-is the reference's reading.
+features (scikit-learn's ``StandardScaler`` before ``MLPClassifier``), but neither reference does it:
+Unterthiner et al.'s released code (``google-research/google-research``,
+``dnn_predict_accuracy/colab/dnn_predict_accuracy.ipynb``: ``extract_per_layer_features``, ``build_fcn``)
+feeds the per-layer statistics (the 0/25/50/75/100 % percentiles, ``np.std`` and ``np.mean`` of each kernel
+and bias) as they come, to LightGBM -- whose trees do not see a feature's scale -- and to a Keras MLP
+(``Flatten`` then ``Dense`` layers, no normalisation layer), and its tuned configurations
+(``dnn_predict_accuracy/best_configs.json``) hold no normalisation setting. The companion's ``StatNN``
+variant uses ``"train"`` and names it as its own deviation from both references, measured to matter on INR
+zoos (above); ``"StatNN (raw statistics)"`` is the references' reading.
 """
 
 from __future__ import annotations

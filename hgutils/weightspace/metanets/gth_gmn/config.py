@@ -126,21 +126,35 @@ class GTHGMNConfig:
         }
 
 
+#: the fewest principal components the sized head reads (:func:`frozen_head_components`): the width every
+#: encoder's linear probe reads in notebook 02 (DWSNets' 16-d encoder output,
+#: :data:`hgutils.weightspace.tasks.PROBE_COMPONENTS`). Without a floor the rule shrinks with the training set:
+#: 480 training INRs and 10 classes gave 3 components, a linear map on 3 numbers for a 10-class task (issue 50)
+MIN_HEAD_COMPONENTS = 16
+
+
 def frozen_head_components(n_train: int, emb_dim: int, out_dim: int, networks_per_param: float) -> int:
     r"""How many principal components of the frozen two-stage embedding the sized head reads.
 
     The head of "GTH-GMN (two-stage, frozen)" is linear on the leading :math:`p` principal components
     (of the standardised training embeddings), so it has :math:`(p + 1)\,k` parameters for :math:`k`
-    outputs. The rule keeps at least ``networks_per_param`` (:math:`r`) training networks per parameter:
+    outputs. The rule keeps at least ``networks_per_param`` (:math:`r`) training networks per parameter, but
+    never reads fewer than :math:`m = \max(m_0, k)` components (:math:`m_0` = :data:`MIN_HEAD_COMPONENTS`, and
+    at least one per class):
 
-    .. math:: p = \max\Big(1,\ \min\big(D,\ n - 1,\ \lfloor n / (r k) \rfloor - 1\big)\Big)
+    .. math:: p = \min\Big(D,\ n - 1,\ \max\big(m,\ \lfloor n / (r k) \rfloor - 1\big)\Big)
 
     with :math:`n` training networks and :math:`D` embedding dimensions (a PCA of :math:`n` points has at
-    most :math:`n - 1` non-trivial components). E.g. :math:`n = 440, k = 1, r = 10`: :math:`p = 43`.
+    most :math:`n - 1` non-trivial components). E.g. :math:`n = 440, k = 1, r = 10`: :math:`p = 43` (notebook 03
+    at medium, as before the floor); :math:`n = 2400, k = 10`: :math:`p = 23`; :math:`n = 480, k = 10`:
+    :math:`p = 16` (the rule alone: 3). Below :math:`n \approx r k (m + 1)` training networks the floor wins and
+    the head has fewer than :math:`r` networks per parameter: a handful of components cannot hold a 10-class
+    read-out, and the head's early stopping on validation guards the small zoo instead.
     """
     if n_train < 2 or emb_dim < 1 or out_dim < 1 or not networks_per_param > 0:
         raise ValueError(
             f"need n_train >= 2, emb_dim >= 1, out_dim >= 1, networks_per_param > 0; got {n_train}, {emb_dim}, "
             f"{out_dim}, {networks_per_param}"
         )
-    return max(1, min(emb_dim, n_train - 1, int(n_train // (networks_per_param * out_dim)) - 1))
+    floor = max(MIN_HEAD_COMPONENTS, out_dim)
+    return min(emb_dim, n_train - 1, max(floor, int(n_train // (networks_per_param * out_dim)) - 1))
