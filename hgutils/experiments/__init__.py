@@ -10,5 +10,10 @@ library subpackages (:mod:`hgutils.manifolds`, :mod:`hgutils.nn`, :mod:`hgutils.
 :mod:`hgutils.similarity`, :mod:`hgutils.symmetry`, :mod:`hgutils.data`) and the one training loop
 :mod:`hgutils.loop`.
 
-``nb00_template`` is the template for a new notebook (docs/contributing.md).
+``nb00_template`` is the template for a new notebook (docs/contributing.md). Two modules serve several
+notebooks: :mod:`hgutils.experiments.weightspace_protocol` (the one-split, same-budget comparison of notebooks
+01-03: :func:`~hgutils.experiments.weightspace_protocol.run.run_comparison` with its
+:class:`~hgutils.experiments.weightspace_protocol.settings.RunSettings`, its results and tables, imported as
+``cmp``) and :mod:`hgutils.experiments.gth_selection` (GTH-GMN's protocol, size and learning rate chosen on
+validation, imported as ``gsel``).
 """
