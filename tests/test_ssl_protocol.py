@@ -124,7 +124,7 @@ def test_every_encoders_probe_reads_the_same_width(tmp_path, monkeypatch):
 
     from hgutils.experiments import nb02_sine_regression as nb02
     from hgutils.experiments import weightspace_protocol as cmp
-    from hgutils.weightspace.tasks import PROBE_COMPONENTS, TrainConfig, linear_probe
+    from hgutils.weightspace.tasks import PROBE_COMPONENTS, TrainConfig, frozen_probe_components, linear_probe
 
     monkeypatch.setenv("HGUTILS_CACHE", str(tmp_path))
     zoo = make_zoo(40, 2)
@@ -136,10 +136,16 @@ def test_every_encoders_probe_reads_the_same_width(tmp_path, monkeypatch):
     names = ["GTH-GMN (two-stage, frozen)", "StatNN", "DWSNet"]
     run = cmp.run_comparison(zoo, "infonce", y, 16, names, splits, [0], settings)
     assert set(run.table["probe_dim"]) == {PROBE_COMPONENTS}  # one width for every row
-    frozen = run.table.set_index("model").loc["GTH-GMN (two-stage, frozen)"]
-    assert frozen["test_wide_probe_dim"] != PROBE_COMPONENTS  # the sizing rule's probe: shown beside, labelled
     table = nb02.probe_table(run, cmp.summarize(run.table, ["test_mse", "test_mean_mse"]))
-    assert set(table["probe_dim"]) == {str(PROBE_COMPONENTS)} and "wider probe (not judged)" in table
+    assert set(table["probe_dim"]) == {str(PROBE_COMPONENTS)}
+    # the sizing rule's probe (the frozen reading's own width) is shown beside, labelled, when it differs
+    frozen_model = run.models["GTH-GMN (two-stage, frozen)"]
+    k = frozen_probe_components(frozen_model, len(splits.train), y)
+    wide = min(k, int(frozen_model.emb_mu.shape[0]))
+    assert ("test_wide_probe_dim" in run.table) == (wide != PROBE_COMPONENTS)
+    if wide != PROBE_COMPONENTS:
+        assert run.table.set_index("model").loc["GTH-GMN (two-stage, frozen)", "test_wide_probe_dim"] == wide
+        assert "wider probe (not judged)" in table
     # the probe reads at most PROBE_COMPONENTS principal components of a wider embedding
     x = torch.randn(30, 40, dtype=torch.float64)
     assert linear_probe(x[:20], y[:20], x[20:], y[20:30], components=PROBE_COMPONENTS)["probe_dim"] == 16
