@@ -1,5 +1,4 @@
-r"""GTH-GMN judged at its best: protocol x size x learning rate (x head) chosen on validation only (issue 36,
-issue 50).
+r"""GTH-GMN judged at its best: protocol x size x learning rate (x head) chosen on validation only.
 
 A declared grid (:class:`SelectionGrid`, :mod:`.grid`) -- training protocol (``two_stage``, ``finetune``,
 ``joint``: :data:`~hgutils.weightspace.metanets.gth_gmn.PROTOCOLS`) x model size

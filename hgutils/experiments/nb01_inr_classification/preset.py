@@ -69,8 +69,8 @@ class INRClassificationConfig(ComparisonSettings):
 
     The **judging zoo** (``datasets``, ``n_images``) holds one SIREN per image; below the paper preset every INR
     starts from **one shared initialisation** (``shared_init``): with one initialisation per INR, as the papers'
-    INR datasets have it, no weight-space model leaves chance from the few thousand INRs a CPU affords (issue 50;
-    docs/claims.md), so the comparative claims are judged where the models learn, and the deviation is declared.
+    INR datasets have it, no weight-space model leaves chance from the few thousand INRs a CPU affords
+    (docs/claims.md), so the comparative claims are judged where the models learn, and the deviation is declared.
     The paper's protocol (one initialisation per INR) is measured as a **data curve** (``curve_*``): nested
     independent-init zoos of ``curve_dataset`` from ``curve_sizes[0]`` training INRs up. The paper's embedding
     figure (13-layer INRs, ~100 snapshots) is notebook 07's.
@@ -126,14 +126,14 @@ class INRClassificationConfig(ComparisonSettings):
         "curve_variants": ComparisonSettings.CHOICES["variants"],
     }
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale smoke|medium``)
-    #: medium: the 2026-12-06 run of the previous protocol (73.8 min); the protocol of issue 50 (the preset below) is
+    #: medium: the 2026-12-06 run of the previous protocol (73.8 min); the shared-init protocol (the preset below) is
     #: estimated at about 120 min from its measured pieces (docs/claims.md) until its republication measures it (the
     #: README's total reads these numbers)
     COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 73.8}
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"n_images": 200, "ablation_seeds": 1, "slow_seeds": 1},
-        # medium (issue 50): the comparative claims on a shared-init MNIST zoo, the paper's protocol as a data curve
+        # medium: the comparative claims on a shared-init MNIST zoo, the paper's protocol as a data curve
         # on independent-init Fashion-MNIST zoos. Costs measured 2026-12-06 on the 2-core machine in single-thread
         # processes (OMP_NUM_THREADS=1) while two other medium notebooks and test suites ran (load average 7-12 on 2
         # cores): CPU-seconds, so upper bounds on quiet cores

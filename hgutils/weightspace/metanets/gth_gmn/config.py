@@ -18,7 +18,7 @@ REFINE_TERMS: tuple[str, ...] = ("link", "mag", "sign", "smooth")
 LINK_READINGS: tuple[str, ...] = ("strong", "literal")
 #: the declared model sizes of the selection grid (:mod:`hgutils.experiments.gth_selection`), as
 #: :class:`GTHGMNConfig` overrides: "default" is today's configuration; "large" the size that gained most
-#: at equal epochs in the measurements of issue 36 (dim 32, 2 attention layers, 4 heads x 8, GRU 32)
+#: at equal epochs when the sizes were measured (dim 32, 2 attention layers, 4 heads x 8, GRU 32)
 SIZES: dict[str, dict[str, int]] = {
     "default": {},
     "large": {"dim": 32, "n_attn_layers": 2, "heads": 4, "head_dim": 8, "gru_hidden": 32},
@@ -129,7 +129,7 @@ class GTHGMNConfig:
 #: the fewest principal components the sized head reads (:func:`frozen_head_components`): the width every
 #: encoder's linear probe reads in notebook 02 (DWSNets' 16-d encoder output,
 #: :data:`hgutils.weightspace.tasks.PROBE_COMPONENTS`). Without a floor the rule shrinks with the training set:
-#: 480 training INRs and 10 classes gave 3 components, a linear map on 3 numbers for a 10-class task (issue 50)
+#: 480 training INRs and 10 classes gave 3 components, a linear map on 3 numbers for a 10-class task
 MIN_HEAD_COMPONENTS = 16
 
 
