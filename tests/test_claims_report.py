@@ -90,3 +90,40 @@ def test_the_readme_summary_is_the_published_medium_one():
         "README's claims summary is stale: run `python -m hgutils claims --scale medium --update-readme`"
     )
     assert (PUBLISHED_ROOT / "medium" / "CLAIMS.md").is_file()
+
+
+def test_notebooks_awaiting_republication_are_marked_with_their_reason_and_publishing_clears_them(tmp_path):
+    """A notebook listed in ``AWAITING_REPUBLICATION.json`` is marked in the counts (README and CLAIMS.md) and
+    in every claim row, with its reason under the table; publishing it removes the entry (the file goes when
+    it empties); a malformed ledger is refused naming the file."""
+    from hgutils.runner.reproduce import publish_results
+    from hgutils.runner.republication import LEDGER_NAME, awaiting_republication, mark_republished
+
+    out = tmp_path / "results"
+    _ledger(out, "05_x")
+    _ledger(out, "06_y")
+    ledger = out / "medium" / LEDGER_NAME
+    ledger.write_text('{"06_y": "published before the plateau rule; its numbers came from the earlier loop"}')
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_START}\n{README_END}\n")
+    runner.write_claims("medium", out, update_readme=True, readme=readme)
+    section, claims_md = _section(readme.read_text()), (out / "medium" / "CLAIMS.md").read_text()
+    for text in (section, claims_md):
+        assert "| 06_y † | 1 | 1 |" in text and "| 05_x | 1 | 1 |" in text
+        assert "- 06_y: published before the plateau rule" in text and "awaiting republication" in text
+    assert "| 06_y † | k-fails | **contradicted** |" in claims_md and "| 05_x | k-fails |" in claims_md
+    # a run of 06_y published: its entry goes, and with it the file and the marks
+    run = tmp_path / "runs"
+    (run / "medium").mkdir(parents=True)
+    (run / "medium" / "06_y.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    (run / "medium" / "06_y.run.json").write_text('{"files": {"medium/06_y.ipynb": "x"}}')
+    publish_results("medium", run, ["06_y", "05_x"], repo_root=tmp_path)
+    assert not ledger.exists() and awaiting_republication(out / "medium") == {}
+    assert "†" not in (out / "medium" / "CLAIMS.md").read_text()
+    ledger.write_text('{"05_x": "a", "06_y": "b"}')
+    assert mark_republished(out / "medium", ["06_y", "07_z"]) == ["06_y"] and awaiting_republication(
+        out / "medium"
+    ) == {"05_x": "a"}
+    ledger.write_text('["05_x"]')
+    with pytest.raises(ValueError, match=LEDGER_NAME):
+        awaiting_republication(out / "medium")

@@ -14,7 +14,9 @@ the run was published. For every code cell this test reads, with :mod:`ast` and 
 
 Third-party modules are checked the same way (an import of a package that is no longer a dependency fails too).
 One test per notebook, so a notebook republished against today's library turns green on its own; the message
-lists, per cell, every name that does not resolve.
+lists, per cell, every name that does not resolve. A notebook declared as awaiting republication
+(``results/medium/AWAITING_REPUBLICATION.json``, :mod:`hgutils.runner.republication`: the claims report and the
+README mark it with its reason) is skipped with that reason instead of failing; one not declared fails.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from hgutils.runner.republication import awaiting_republication
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = sorted((ROOT / "results" / "medium").glob("[0-9][0-9]_*.ipynb"))
@@ -205,11 +209,24 @@ def test_the_check_catches_a_moved_name():
     ], names
 
 
+def test_the_republication_ledger_names_published_notebooks():
+    """Every notebook listed as awaiting republication is a published one (an entry outliving its notebook, or
+    misspelled, fails) and gives a reason the claims report can print."""
+    waiting = awaiting_republication(ROOT / "results" / "medium")
+    assert set(waiting) <= {p.stem for p in PUBLISHED}, sorted(set(waiting) - {p.stem for p in PUBLISHED})
+    assert all(len(reason) > 40 for reason in waiting.values()), waiting
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
 def test_published_notebook_imports_resolve(path: Path):
     missing = unresolved_names(code_cells(path))
+    waiting = awaiting_republication(ROOT / "results" / "medium")
+    if missing and path.stem in waiting:
+        # declared: the claims report and the README mark it, with this reason, until it is republished
+        pytest.skip(f"{path.stem} awaits republication ({len(missing)} stale name(s)): {waiting[path.stem]}")
     assert not missing, (
         f"{path.relative_to(ROOT)}: {len({u.name for u in missing})} name(s) its code uses do not resolve against "
         f"today's library (republish it: python -m hgutils reproduce --scale medium --only {path.name[:2]} "
-        "--publish):\n  " + "\n  ".join(report(missing))
+        "--publish, or list it with its reason in results/medium/AWAITING_REPUBLICATION.json):\n  "
+        + "\n  ".join(report(missing))
     )

@@ -89,7 +89,7 @@ class YourNetworksConfig(Preset):
         "n_val": (1, None),
         "n_read": (2, None),
         "msa_points": (2, None),
-        "msa_dims": (1, None),
+        "msa_dims": (2, None),  # MSA refuses a 1-dimensional input manifold (every pullback metric is 1x1)
     }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},

@@ -51,6 +51,7 @@ from hgutils.runner.params import (
 )
 from hgutils.runner.preflight import RunLock, check_device, check_run_folders
 from hgutils.runner.records import is_complete, ledger_device, library_fingerprint, read_record, run_key, write_into
+from hgutils.runner.republication import mark_republished
 
 DEFAULT_RUN_ROOT = RUN_ROOT
 
@@ -370,7 +371,8 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
     ``<out>/<scale>/<NN>.ipynb`` → ``<repo>/results/<scale>/<NN>.ipynb`` with its outputs kept and
     machine paths, timings and widget state stripped (:func:`hgutils.runner.notebook_cleaning.clean_notebook`),
     ``<out>/<scale>/<NN>/...`` → ``<repo>/results/<scale>/<NN>/...`` and ``<out>/figures/<scale>/...``
-    → ``<repo>/figures/<scale>/...``, exactly the files each notebook's record lists; then
+    → ``<repo>/figures/<scale>/...``, exactly the files each notebook's record lists; each notebook published
+    leaves the list of those awaiting republication (:mod:`hgutils.runner.republication`); then
     ``results/<scale>/CLAIMS.md`` is regenerated (its rows link the published notebooks). Returns
     the written paths.
     """
@@ -393,6 +395,8 @@ def publish_results(scale: str, out: Path, notebooks: list[str], repo_root: Path
             data = src.read_bytes()
             atomic_write_bytes(dst, _published_notebook(data) if rel.endswith(".ipynb") else data)
             written.append(dst)
+    published = [stem for stem in notebooks if repo_root / "results" / scale / f"{stem}.ipynb" in written]
+    mark_republished(repo_root / "results" / scale, published)
     write_claims(scale, repo_root / "results")
     return written
 
