@@ -20,11 +20,15 @@ that is a tuple, list or set selects models whose attribute is any of its elemen
 Against a known *hierarchy* rather than one split: :func:`tree_distance` is the tree distance of the
 rich/lazy sweep's design (trained/untrained, number of classes, regime, seed; notebook 05) and
 :func:`hierarchy_score` the Spearman correlation of a measure's dissimilarities with it.
+
+:func:`leave_one_seed_out` gives the jackknife replicates of any score of the matrices: the score with
+each seed index's models left out in turn.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -33,6 +37,10 @@ from scipy.stats import spearmanr
 #: (the lazy-init controls stay out of the hierarchy: a lazy network and its own initialisation are the
 #: same function up to a small change, not tree distance 4 apart)
 HIERARCHY_GROUPS = ("rich", "lazy", "untrained")
+#: a leave-one-seed-out replicate must keep two seeds per group (within-group pairs)
+MIN_JACKKNIFE_SEEDS = 3
+
+_Score = TypeVar("_Score")
 
 
 def _matches(m: dict[str, Any], where: dict[str, Any] | None) -> bool:
@@ -173,3 +181,22 @@ def hierarchy_score(S: np.ndarray, meta: list[dict[str, Any]], groups: tuple[str
     if np.ptp(d) == 0:
         return float("nan")  # a constant measure has no rank correlation
     return float(spearmanr(d, T[iu]).statistic)
+
+
+def leave_one_seed_out(
+    mats: dict[str, np.ndarray],
+    meta: list[dict[str, Any]],
+    score: Callable[[dict[str, np.ndarray], list[dict[str, Any]]], _Score],
+) -> list[_Score] | None:
+    """The jackknife replicates of ``score(mats, meta)``: for each seed index :math:`s`, the score of the
+    matrices restricted to the models with ``meta["seed"] != s`` (every group's :math:`s`-th model dropped
+    together); ``None`` with fewer than :data:`MIN_JACKKNIFE_SEEDS` seeds (a replicate would have no
+    within-group pair)."""
+    seeds = sorted({m["seed"] for m in meta})
+    if len(seeds) < MIN_JACKKNIFE_SEEDS:
+        return None
+    out = []
+    for s in seeds:
+        keep = [i for i, m in enumerate(meta) if m["seed"] != s]
+        out.append(score({k: S[np.ix_(keep, keep)] for k, S in mats.items()}, [meta[i] for i in keep]))
+    return out

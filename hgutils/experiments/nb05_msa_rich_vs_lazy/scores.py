@@ -13,7 +13,8 @@ import torch
 
 from hgutils.experiments.nb05_msa_rich_vs_lazy.preset import BASELINES, GROUPS, RichLazyConfig
 from hgutils.experiments.nb05_msa_rich_vs_lazy.runs import cell_gate
-from hgutils.similarity.scoring import hierarchy_score, split_auc, split_scores
+from hgutils.similarity.scoring import MIN_JACKKNIFE_SEEDS as MIN_JACKKNIFE_SEEDS  # re-exported: the claims read it
+from hgutils.similarity.scoring import hierarchy_score, leave_one_seed_out, split_auc, split_scores
 from hgutils.verdicts import Combined, all_of, jackknife
 from hgutils.weightspace.stacked_mlp import mlp_forward
 
@@ -113,22 +114,11 @@ def score_measures(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> p
     return pd.DataFrame(rows).T
 
 
-#: a leave-one-seed-out replicate must keep two seeds per group (within-group pairs)
-MIN_JACKKNIFE_SEEDS = 3
-
-
 def jackknife_scores(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> list[pd.DataFrame] | None:
     """:func:`score_measures` with each seed index's networks left out in turn (the jackknife replicates
     behind the comparative claims: every group's ``seed``-th network is dropped together); ``None`` with
     fewer than :data:`MIN_JACKKNIFE_SEEDS` seeds (a replicate would have no within-group pair)."""
-    seeds = sorted({m["seed"] for m in meta})
-    if len(seeds) < MIN_JACKKNIFE_SEEDS:
-        return None
-    out = []
-    for s in seeds:
-        keep = [i for i, m in enumerate(meta) if m["seed"] != s]
-        out.append(score_measures({k: S[np.ix_(keep, keep)] for k, S in mats.items()}, [meta[i] for i in keep]))
-    return out
+    return leave_one_seed_out(mats, meta, score_measures)
 
 
 def msa_beats_baselines(

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from hgutils.experiments.nb09_msa_dynamics.preset import ARCH_NAMES, BASELINES
-from hgutils.similarity.scoring import split_scores
+from hgutils.similarity.scoring import MIN_JACKKNIFE_SEEDS, leave_one_seed_out, split_scores
 from hgutils.verdicts import Combined, all_of, jackknife
 
 SPLITS = {
@@ -40,8 +40,6 @@ SPLITS = {
 }
 #: the splits whose raw within / between similarities the score table shows
 MAIN_SPLITS = ("architecture", "training")
-#: a leave-one-seed-out replicate must keep two seeds per group (within-group pairs)
-MIN_JACKKNIFE_SEEDS = 3
 
 
 def score_measures(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> pd.DataFrame:
@@ -64,14 +62,7 @@ def score_measures(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> p
 def jackknife_scores(mats: dict[str, np.ndarray], meta: list[dict[str, Any]]) -> list[pd.DataFrame] | None:
     """:func:`score_measures` with each seed index left out in turn (every group's ``seed``-th network
     together); ``None`` with fewer than :data:`MIN_JACKKNIFE_SEEDS` seeds."""
-    seeds = sorted({m["seed"] for m in meta})
-    if len(seeds) < MIN_JACKKNIFE_SEEDS:
-        return None
-    out = []
-    for s in seeds:
-        keep = [i for i, m in enumerate(meta) if m["seed"] != s]
-        out.append(score_measures({k: S[np.ix_(keep, keep)] for k, S in mats.items()}, [meta[i] for i in keep]))
-    return out
+    return leave_one_seed_out(mats, meta, score_measures)
 
 
 def msa_beats_baselines(
