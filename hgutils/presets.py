@@ -182,6 +182,21 @@ def check_choice(value: Any, choices: tuple[str, ...], where: str) -> None:
             raise ValueError(f"{where}: {v!r} is not a known value; expected one of {', '.join(choices)}")
 
 
+def _compact(value: Any) -> str:
+    """``repr`` of ``value`` with every float rounded to 6 significant digits (tuples, lists and dicts
+    followed); what :meth:`Preset.__str__` prints."""
+    if isinstance(value, float):
+        return repr(float(f"{value:.6g}"))
+    if isinstance(value, tuple):
+        inner = ", ".join(_compact(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_compact(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_compact(k)}: {_compact(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 # --------------------------------------------------------------------------------------------
 # the base class
 # --------------------------------------------------------------------------------------------
@@ -209,6 +224,13 @@ class Preset:
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {}
     COST_MINUTES: ClassVar[dict[str, float]] = {}
     DEVICES: ClassVar[tuple[str, ...]] = ("cpu", "cuda", "mps")
+
+    def __str__(self) -> str:
+        """``Name(field=value, ...)`` as ``print`` shows it in a notebook: every float, inside tuples and dicts
+        too, to 6 significant digits (``val_fraction=0.0714286``, not ``0.07142857142857142``); ``repr``
+        stays exact (dataclasses give each subclass its own ``__repr__``, never ``__str__``)."""
+        parts = (f"{f.name}={_compact(getattr(self, f.name))}" for f in dataclasses.fields(self) if f.repr)
+        return f"{type(self).__name__}({', '.join(parts)})"
 
     @classmethod
     def supports_device(cls, device: str) -> bool:

@@ -17,7 +17,7 @@
 # # 08 — Your own networks: GTH-GMN, MSA and PE lifts on checkpoints you trained
 #
 # <!-- hgutils:links -->
-# **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/08_your_own_networks.ipynb) (smoke preset)
+# **Medium-scale run:** [08_your_own_networks.ipynb](../results/medium/08_your_own_networks.ipynb) (executed, outputs kept; the numbers of the README's claims table) · **Run it yourself:** [open in JupyterLab on Binder](https://mybinder.org/v2/gh/hgutils/hgutils/HEAD?urlpath=lab/tree/notebooks/08_your_own_networks.ipynb) (smoke preset)
 # <!-- /hgutils:links -->
 #
 # The other notebooks reproduce the papers on zoos the library builds. This one starts where a

@@ -84,3 +84,20 @@ def test_every_preset_in_the_package_type_checks_at_every_scale():
             cls.from_scale(scale)  # raises on a preset value of the wrong type or out of range
         for name in cls.COST_MINUTES:
             assert name in SCALES, f"{cls.__name__}.COST_MINUTES has an unknown scale {name!r}"
+
+
+def test_print_shows_floats_compactly_and_repr_stays_exact():
+    """``print(cfg)`` (every notebook's second cell) shows floats to 6 significant digits, in tuples and dicts too,
+    so a published notebook never stores a raw 17-digit float; ``repr`` keeps the exact values."""
+    import re
+
+    from hgutils.experiments.nb01_inr_classification import CONFIG
+
+    cfg = CONFIG.from_scale("medium")
+    shown = str(cfg)
+    assert "val_fraction=0.0714286" in shown and not re.search(r"\d\.\d{12,}", shown)
+    assert "0.07142857142857142" in repr(cfg)
+    assert shown.startswith("INRClassificationConfig(") and "lr_grid=(0.001, 0.003)" in shown
+    from hgutils.presets import _compact
+
+    assert _compact((1 / 3,)) == "(0.333333,)" and _compact({"a": [2 / 3, "x"]}) == "{'a': [0.666667, 'x']}"

@@ -112,7 +112,8 @@ def plot_data_curve(
     ax.set_xticks(sizes, [f"{n:,}" for n in sizes])
     ax.minorticks_off()
     ax.set_ylim(0, 100)
-    ax.plot([], [], "o", color="0.4", markerfacecolor="white", label="open marker: at chance")
+    unjudged = "open marker: not left chance\n(within 2 se, or failed the gate)"
+    ax.plot([], [], "o", color="0.4", markerfacecolor="white", label=unjudged)
     ax.set_xlabel("training INRs (log scale)")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title(title or "data curve: test accuracy against zoo size")

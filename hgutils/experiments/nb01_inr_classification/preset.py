@@ -126,10 +126,9 @@ class INRClassificationConfig(ComparisonSettings):
         "curve_variants": ComparisonSettings.CHOICES["variants"],
     }
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale smoke|medium``)
-    #: medium: the 2026-12-06 run of the previous protocol (73.8 min); the shared-init protocol (the preset below) is
-    #: estimated at about 120 min from its measured pieces (docs/claims.md) until its republication measures it (the
-    #: README's total reads these numbers)
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 73.8}
+    #: medium: the publication of 2026-12-07 (4,921 s, zoos fitted in the run; other notebooks ran beside it at lower
+    #: priority); the README's total reads these numbers
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.1, "medium": 82.0}
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"n_images": 200, "ablation_seeds": 1, "slow_seeds": 1},

@@ -3,9 +3,7 @@
 - :mod:`~hgutils.weightspace.zoo.containers` -- :class:`MLPSpec`, :class:`CNNSpec` and :class:`Zoo`
   (``N`` networks x ``T`` snapshots as stacked tensors ``params[key] [N, T, ...]`` plus metadata);
 - :mod:`~hgutils.weightspace.zoo.checkpoints` -- :meth:`Zoo.from_checkpoints`: a zoo from your own MLP
-  checkpoints (``state_dict`` s, modules, ``torch.save`` files or a folder per trajectory), with
-  :mod:`~hgutils.weightspace.zoo.checkpoint_layers` (one checkpoint's layers in the order ``forward`` applies
-  them, checked against it) and :mod:`~hgutils.weightspace.zoo.checkpoint_files` (files, folders, steps);
+  checkpoints (``state_dict`` s or ``nn.Sequential`` s over training);
 - :mod:`~hgutils.weightspace.zoo.cache` -- chunked, resumable generation and the zoo cache;
 - :mod:`~hgutils.weightspace.zoo.siren` -- fitting many SIRENs at once (hand-written gradients);
 - :mod:`~hgutils.weightspace.zoo.inr` -- one SIREN INR per image (DWSNets / NFN protocol);
