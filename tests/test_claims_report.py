@@ -82,9 +82,11 @@ def test_update_readme_with_a_smoke_scale_says_only_medium_updates_the_readme(tm
 def test_the_readme_summary_is_the_published_medium_one():
     ledgers = collect_claims("medium", PUBLISHED_ROOT)
     assert ledgers, "no published medium ledgers under results/medium/"
-    expected = readme_summary_markdown(
-        ledgers, "medium", notebook_linker(PUBLISHED_ROOT / "medium", REPO_ROOT), "results/medium/CLAIMS.md"
-    )
+    from hgutils.runner.republication import awaiting_republication
+
+    link = notebook_linker(PUBLISHED_ROOT / "medium", REPO_ROOT)
+    waiting = awaiting_republication(PUBLISHED_ROOT / "medium")
+    expected = readme_summary_markdown(ledgers, "medium", link, "results/medium/CLAIMS.md", waiting)
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert _section(readme) == f"\n{expected}", (
         "README's claims summary is stale: run `python -m hgutils claims --scale medium --update-readme`"
@@ -111,6 +113,7 @@ def test_notebooks_awaiting_republication_are_marked_with_their_reason_and_publi
     for text in (section, claims_md):
         assert "| 06_y † | 1 | 1 |" in text and "| 05_x | 1 | 1 |" in text
         assert "- 06_y: published before the plateau rule" in text and "awaiting republication" in text
+        assert max(map(len, text.split("| **all** |")[1].splitlines())) <= 115  # the notes are wrapped
     assert "| 06_y † | k-fails | **contradicted** |" in claims_md and "| 05_x | k-fails |" in claims_md
     # a run of 06_y published: its entry goes, and with it the file and the marks
     run = tmp_path / "runs"

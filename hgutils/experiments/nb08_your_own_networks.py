@@ -81,7 +81,9 @@ class YourNetworksConfig(Preset):
     refine_lr: float = 0.3  # stage-2 step size
     msa_points: int = 200  # test digits at which MSA, CKA and Procrustes compare two networks
     msa_dims: int = 2  # MSA's input manifold: the plane of this many leading principal components
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.5}  # measured: 87 s (reproduce --only 08, 1 thread)
+    #: measured: smoke 87 s (reproduce --only 08, 1 thread); medium 685 s, published 2026-12-07 while notebook 01
+    #: ran beside it at a higher priority (an upper bound)
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 1.5, "medium": 11.4}
     BOUNDS: ClassVar[dict[str, tuple[float | None, float | None]]] = {
         "n_networks": (4, None),
         "train_steps": (1, None),

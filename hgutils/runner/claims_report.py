@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -31,6 +32,8 @@ README_SCALE = "medium"
 PUBLISHED_ROOT = REPO_ROOT / "results"
 #: where ``reproduce`` writes by default (``hgutils.runner.DEFAULT_RUN_ROOT`` is this folder)
 RUN_ROOT = REPO_ROOT / "results" / "runs"
+#: the width the notes under the counts table are wrapped to (Markdown joins the lines; the README stays readable)
+NOTE_WIDTH = 115
 
 
 def claims_root(update_readme: bool = False) -> Path:
@@ -94,11 +97,13 @@ def verdict_counts_markdown(
     shown = [led.notebook for led in ledgers if led.notebook in waiting]
     if shown:
         lines.append("")
-        lines.append(
+        note = (
             "† published with an earlier library and awaiting republication (`python -m hgutils reproduce --scale "
             "medium --only NN --publish`): its verdicts are what that run measured, not what today's library gives."
         )
-        lines += [f"- {stem}: {waiting[stem]}" for stem in shown]
+        lines += textwrap.wrap(note, NOTE_WIDTH, break_on_hyphens=False)
+        for stem in shown:
+            lines += textwrap.wrap(f"- {stem}: {waiting[stem]}", NOTE_WIDTH, subsequent_indent="  ")
     return "\n".join(lines) + "\n"
 
 
