@@ -38,7 +38,7 @@ README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 #: Numbered notebooks whose executed medium run is not published yet (``make reproduce PUBLISH=1``
 #: writes results/medium/NN_name.ipynb). A notebook whose medium run is not
 #: published yet is listed here while it is being rewritten (strict xfail: a stale entry fails).
-NOT_YET_PUBLISHED: set[str] = {"08_your_own_networks"}
+NOT_YET_PUBLISHED: set[str] = set()
 
 
 def test_binder_urls_open_jupyterlab_on_one_notebook():
@@ -163,7 +163,8 @@ def test_readme_links_every_published_medium_notebook():
         assert target in README.split("<!-- NOTEBOOKS:START -->")[1], f"the notebook table does not link {nb.name}"
         if (REPO_ROOT / "results" / "medium" / nb.stem / "claims.json").exists():
             claims = README.split(runner.README_START)[1].split(runner.README_END)[0]
-            assert f"| [{nb.stem}]{target} |" in claims, f"claims rows of {nb.stem} do not link {nb.name}"
+            # the link is followed by the next column or by the dagger of a notebook awaiting republication
+            assert f"| [{nb.stem}]{target} " in claims, f"claims rows of {nb.stem} do not link {nb.name}"
     for href in re.findall(r"\]\(((?:results|notebooks)/[^)\s]+\.ipynb)\)", README):
         assert (REPO_ROOT / href).is_file(), f"README links {href}, which does not exist"
 
