@@ -78,11 +78,11 @@ class TrainingGeometryConfig(Preset):
         "min_loss_drop": (0.0, 1.0),
     }
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"dataset": IMAGE_DATASETS, "gth_size": tuple(SIZES)}
-    #: wall minutes on 2 CPU cores. smoke: measured (nbval, 12 s). medium: measured, the 2026-12-06 publication
-    #: (``reproduce --scale medium --only 07 --publish``, 4,531 s) on a loaded machine -- load average 7-10 from
-    #: parallel test suites, torch's 2 threads oversubscribed -- so an upper bound (a 150-epoch run took 22.5
-    #: quiet); docs/claims.md
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.3, "medium": 75.5}
+    #: wall minutes on 2 CPU cores. smoke: measured (nbval, 12 s). medium: measured, the 2026-12-07 publication
+    #: (``reproduce --scale medium --only 07 --publish --force`` from an empty cache, 576 s, the zoo fitted in the
+    #: run, with a smoke nbval run beside it at lower priority); the 2026-12-06 publication's 4,531 s ran on a
+    #: machine loaded 7-10 by parallel test suites; docs/claims.md
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.3, "medium": 9.6}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
         # epochs: a 150-epoch ceiling; the loop's plateau rule ends the run once 15 epochs in a row improve the
