@@ -277,3 +277,33 @@ def test_audit_turns_a_slip_into_an_error():
     dr.measure("04", "net2", "f", lambda: None)
     dr.audit(lambda d: _Net("ok").to(d)(torch.randn(2, 4, device=d)))
     assert dr.records[-1]["status"] == "ok" and dr.records[-1]["device_audit"] == "ok"
+
+
+def test_every_preset_field_a_dry_run_driver_reads_exists():
+    """Each ``dry_NN`` reads ``cfg.<field>`` of notebook NN's paper preset: a field renamed in the preset (01's
+    ``shared_images`` became ``shared_init``) fails here, without running the dry run."""
+    import ast
+    import inspect
+    import re
+
+    from hgutils.runner.paper_dryrun import others, weightspace
+
+    checked = 0
+    for mod in (weightspace, others):
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if not re.fullmatch(r"dry_\d\d", name):
+                continue
+            src = inspect.getsource(fn)
+            found = re.search(r'_cfg\("(\d\d)", (\w+)', src)
+            if found is None:
+                continue
+            cfg = getattr(mod, found.group(2)).CONFIG.from_scale("paper")
+            reads = {
+                n.attr
+                for n in ast.walk(ast.parse(src))
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "cfg"
+            }
+            missing = sorted(a for a in reads if not hasattr(cfg, a))
+            assert not missing, f"{name} reads {missing}, which {type(cfg).__name__} does not have"
+            checked += 1
+    assert checked >= 6, checked
