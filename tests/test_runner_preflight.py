@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import psutil
 import pytest
-from _cli_helpers import files_under, one_error_line
+from _cli_helpers import files_under, marked_processes, one_error_line
 
 from hgutils import runner
 from hgutils.__main__ import main
@@ -162,15 +162,7 @@ def test_check_writable_removes_what_it_created_when_the_run_stops(tmp_path):
 # --------------------------------------------------------------------------------------------
 # Ctrl-C / SIGTERM from the first moment; a second run on a locked root
 # --------------------------------------------------------------------------------------------
-def _marked(marker: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("HGUTILS_TEST_MARKER") == marker and p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
+_marked = marked_processes
 
 
 def _wait_for(condition, timeout: float, what: str) -> None:

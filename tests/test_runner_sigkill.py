@@ -15,20 +15,13 @@ import uuid
 from pathlib import Path
 
 import psutil
+from _cli_helpers import marked_processes
 
 TINY = Path(__file__).parent / "notebooks" / "tiny_claims.ipynb"
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _marked(marker: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("HGUTILS_TEST_MARKER") == marker and p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
+_marked = marked_processes
 
 
 def _wait_for(condition, timeout: float) -> float:

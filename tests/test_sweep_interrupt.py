@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from _cli_helpers import marked_processes
 
 TINY = Path(__file__).parent / "notebooks" / "tiny_claims.ipynb"
 REPO = Path(__file__).resolve().parent.parent
@@ -26,16 +27,7 @@ def _wait_for(condition, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
-def _marked(marker: str) -> list[psutil.Process]:
-    """Live processes whose environment carries ``marker`` (everything the sweep started inherits it)."""
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("HGUTILS_TEST_MARKER") == marker and p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
+_marked = marked_processes
 
 
 def _kernels(pid: int) -> list[psutil.Process]:
