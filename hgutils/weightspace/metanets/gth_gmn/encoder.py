@@ -160,7 +160,19 @@ class TrajectoryEncoder(nn.Module):
         self._static_cache: tuple[Any, ...] | None = None
         self._means_cache: tuple[Any, Tensor] | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state pickled (a forked worker sending its trained model back, ``copy.deepcopy``) without the
+        ``torch.compile`` wrapper of :meth:`recurrence`, which pickles by name and fails; unpickling rebuilds it."""
+        state = self.__dict__.copy()
+        state["_compiled"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._compiled = torch.compile(self.recurrence, dynamic=False) if self.cfg.compile else None
+
     # ------------------------------------------------------------------ helpers
+
     def tangent(self, z: Tensor) -> Tensor:
         return z if self.euclidean else pm.logmap0(z, self.c)
 
