@@ -52,3 +52,25 @@ def test_compiled_equals_eager_and_keeps_compiling():
     with pytest.raises(ValueError, match="x must be 1-d"):  # a user error after a compile is not swallowed
         f(torch.zeros(2, 2, dtype=torch.float64))
     assert f.compiled is not None
+
+
+def test_the_wrapper_pickles_and_rebuilds_its_compile(monkeypatch):
+    """A forked worker pickles a model that holds the wrapper: the ``torch.compile`` object is left out and
+    rebuilt on unpickling; a wrapper whose compile had failed stays eager (no second warning)."""
+    import pickle
+
+    f = compiled_mod.compiled(_f)
+    g = pickle.loads(pickle.dumps(f))
+    assert g.fn is _f and g.dynamic is False and g.compiled is not None and not g.checked
+    monkeypatch.setattr(compiled_mod.torch, "compile", _broken_compile)
+    x = torch.linspace(-1, 1, 5)
+    with pytest.warns(UserWarning):
+        f2 = compiled_mod.compiled(_f)
+        f2(x)
+    h = pickle.loads(pickle.dumps(f2))
+    assert h.compiled is None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(h(x), _f(x))

@@ -113,9 +113,13 @@ class SineRegressionConfig(ComparisonSettings):
         # loss, never before epoch 20) within a 150-epoch ceiling; DWSNet and GMN at the batch that gives their
         # ceiling as many optimiser steps as the shared batch 32 (fit_recipe_to_run: 512 and 128 -> 32, lr by the sqrt
         # rule, GMN's 1,000-step warm-up cut to 5 % of the 7,500 planned steps); GTH-GMN's stage 1 to its own plateau
-        # on the validation reconstruction loss under a 3,000-step ceiling. Measured wall time: COST_MINUTES
+        # on the validation reconstruction loss under a 3,000-step ceiling; GTH-GMN compiled as on 01 and 03.
+        # Zoo: 1,000 INRs (800 / 100 / 100), a declared deviation from 2,000: at 2,000 DWSNet and GMN cost about
+        # 29 CPU-s per epoch each (measured 2026-12-06, still improving at epoch 25) and the notebook projected to
+        # about 4 h on 2 cores, above the 150-minute budget. Measured wall time: COST_MINUTES
         "medium": {
-            "n_nets": 2000,
+            "n_nets": 1000,
+            "compile": True,
             "T": 10,
             "fit_epochs": 300,
             "n_seeds": 3,

@@ -33,6 +33,7 @@ from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
 from hgutils.manifolds import poincare as pm
+from hgutils.nn.compiled import compiled
 from hgutils.nn.hyperbolic_attention import HyperbolicGraphAttention, cap_norm
 from hgutils.weightspace.metanets.gth_gmn.config import GTHGMNConfig
 
@@ -150,7 +151,7 @@ class TrajectoryEncoder(nn.Module):
             ]
         )
         # torch.compile'd recurrence (one snapshot's GRU update and attention layers), for training steps only
-        self._compiled = torch.compile(self.recurrence, dynamic=False) if cfg.compile else None
+        self._compiled = compiled(self.recurrence) if cfg.compile else None  # pickles (hgutils.nn.compiled)
         # 3. kernel evolution: one GRU cell + kernel MLP per (attention layer, head), evaluated together
         self.pool_dim = n_node_layers * d
         if cfg.use_gru:
@@ -159,17 +160,6 @@ class TrajectoryEncoder(nn.Module):
             self.u0 = nn.Parameter(torch.zeros(L * H, cfg.gru_hidden))
         self._static_cache: tuple[Any, ...] | None = None
         self._means_cache: tuple[Any, Tensor] | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The state pickled (a forked worker sending its trained model back, ``copy.deepcopy``) without the
-        ``torch.compile`` wrapper of :meth:`recurrence`, which pickles by name and fails; unpickling rebuilds it."""
-        state = self.__dict__.copy()
-        state["_compiled"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._compiled = torch.compile(self.recurrence, dynamic=False) if self.cfg.compile else None
 
     # ------------------------------------------------------------------ helpers
 
@@ -249,8 +239,8 @@ class TrajectoryEncoder(nn.Module):
             ef = torch.cat([static.expand(w.shape[0], -1, -1), w, w.abs()], -1)
             edge_terms = [layer.edge_terms(ef, ei, V) for layer in self.attn]
         means = self.layer_mean_matrix(g.node_layer, s.dtype)
-        compiled = self._compiled is not None and self.training and torch.is_grad_enabled()
-        return (self._compiled if compiled else self.recurrence)(s, u, p_prev, ei, edge_terms, means)
+        use_compiled = self._compiled is not None and self.training and torch.is_grad_enabled()
+        return (self._compiled if use_compiled else self.recurrence)(s, u, p_prev, ei, edge_terms, means)
 
     def recurrence(
         self, s: Tensor, u: Tensor | None, p_prev: Tensor, ei: Tensor, edge_terms: list[Any], means: Tensor
