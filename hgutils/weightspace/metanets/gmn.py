@@ -23,6 +23,12 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
   ``"mean"``: the mean of all node states beside the mean of all edge states -- the readout of this
   project's earlier GMN (an edge-MPNN with bias nodes and per-node LayerNorm, whose pooled vectors
   hardly differed between networks, so it stayed at chance on INR zoos), kept as an ablation.
+* **the embedding's last ReLU** (``embed_relu``) -- Neural Graphs' ``proj_out`` ends in a ReLU, kept for
+  classification and accuracy prediction. For the InfoNCE task the default reads the embedding before it
+  (a named deviation): on the sine INRs (1 -> 32 -> 32 -> 1, one output neuron) GMN starts from an almost
+  constant embedding (training InfoNCE at its chance value ln(2B - 1) for the first epochs on every seed),
+  and behind the ReLU seeds 1 and 2 of notebook 02's medium run stayed there for all 21 epochs they ran
+  while seed 0 left at epoch 16; without it both left by epoch 8 (measured 2026-12-07, 1,000-INR zoo, batch 32).
 
 **input standardisation** (``input_norm``) -- ``"per_layer"``, as the reference: one mean and one
 standard deviation per weight tensor and per bias tensor of the training networks (Neural Graphs'
@@ -90,7 +96,8 @@ class GMN(MetaNet):
     (:class:`~.pna.NodeNorm`), ``edge_updates`` True, ``modulate_edges`` True, ``pos_embed`` True,
     ``dropout`` ``None`` -> the task's recipe (0.2 on classification, 0 on accuracy prediction),
     ``input_norm`` ``"none"`` (``"per_layer"``: Neural Graphs' per-tensor standardisation of raw
-    weights, statistics from :meth:`fit_inputs`).
+    weights, statistics from :meth:`fit_inputs`), ``embed_relu`` ``None`` -> the reference's last ReLU
+    except on the InfoNCE task (module docstring).
     """
 
     base_name: ClassVar[str] = "GMN"
@@ -114,6 +121,7 @@ class GMN(MetaNet):
         pos_embed: bool = True,
         snapshots: Snapshots = "last",
         input_norm: str = "none",
+        embed_relu: bool | None = None,
     ) -> None:
         super().__init__(task, hidden, out_dim, snapshots=snapshots)
         if readout not in READOUTS:
@@ -148,7 +156,9 @@ class GMN(MetaNet):
         self.norms = nn.ModuleList([NodeNorm(d, norm) for _ in range(depth - 1)])
         self.edge_mlps = nn.ModuleList([EdgeUpdate(d) for _ in range(depth - 1)]) if edge_updates else None
         n_read = {"output": sizes[-1] * d, "per_layer": (L + 1) * d, "mean": 2 * d}[readout]
-        self.proj = nn.Sequential(nn.Linear(n_read, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
+        self.embed_relu = task != "infonce" if embed_relu is None else bool(embed_relu)
+        last = nn.ReLU() if self.embed_relu else nn.Identity()
+        self.proj = nn.Sequential(nn.Linear(n_read, d), nn.ReLU(), nn.Linear(d, d), last)
         self.encoder_out, self.head = reference_output(task, d, out_dim)
         self.register_buffer("in_mean", torch.zeros(2 * L, T, dtype=torch.float64))
         self.register_buffer("in_std", torch.ones(2 * L, T, dtype=torch.float64))
@@ -274,5 +284,5 @@ class GMN(MetaNet):
     def extra_repr(self) -> str:
         return (
             f"sizes={self.sizes}, T={self.n_snapshots}, readout={self.readout!r}, dropout={self.dropout}, "
-            f"input_norm={self.input_norm!r}"
+            f"input_norm={self.input_norm!r}, embed_relu={self.embed_relu}"
         )

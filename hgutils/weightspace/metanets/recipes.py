@@ -203,7 +203,8 @@ RECIPES: dict[tuple[str, str], ReferenceRecipe] = {
     ("GMN", "infonce"): _reuse(
         _GMN_INR,
         "Neural Graphs has no self-supervised run; its INR-classification recipe (the DWSNets SSL protocol's "
-        f"optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512); {_NO_AUG_SSL}",
+        f"optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512); {_NO_AUG_SSL}; the embedding is read before "
+        "proj_out's last ReLU (GMN's embed_relu: behind it two of three seeds stayed at chance on the sine INRs)",
         augment=None,
     ),
     ("DWSNet", "classification"): _DWS_MNIST,
