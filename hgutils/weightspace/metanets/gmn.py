@@ -26,9 +26,11 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
 * **the embedding's last ReLU** (``embed_relu``) -- Neural Graphs' ``proj_out`` ends in a ReLU, kept for
   classification and accuracy prediction. For the InfoNCE task the default reads the embedding before it
   (a named deviation): on the sine INRs (1 -> 32 -> 32 -> 1, one output neuron) GMN starts from an almost
-  constant embedding (training InfoNCE at its chance value ln(2B - 1) for the first epochs on every seed),
-  and behind the ReLU seeds 1 and 2 of notebook 02's medium run stayed there for all 21 epochs they ran
-  while seed 0 left at epoch 16; without it both left by epoch 8 (measured 2026-12-07, 1,000-INR zoo, batch 32).
+  constant embedding (at initialisation the cosine between any two networks' embeddings exceeds 0.999, and the
+  training InfoNCE sits at its chance value ln(2B - 1)). What lets it leave that value was measured on notebook
+  02's medium zoo (2026-12-07, batch 32, 3 seeds): with the ReLU and a 188-step warm-up one seed of three left it;
+  without the ReLU, none at 188 steps and all three at a 50-step warm-up (about the reference's own share of
+  its run, which notebook 02 now uses). The ReLU's own effect at the short warm-up is not isolated.
 
 **input standardisation** (``input_norm``) -- ``"per_layer"``, as the reference: one mean and one
 standard deviation per weight tensor and per bias tensor of the training networks (Neural Graphs'
