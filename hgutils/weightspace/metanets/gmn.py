@@ -30,7 +30,8 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
   training InfoNCE sits at its chance value ln(2B - 1)). What lets it leave that value was measured on notebook
   02's medium zoo (2026-12-07, batch 32, 3 seeds): with the ReLU and a 188-step warm-up one seed of three left it;
   without the ReLU, none at 188 steps and all three at a 50-step warm-up (about the reference's own share of
-  its run, which notebook 02 now uses). The ReLU's own effect at the short warm-up is not isolated.
+  its run, which notebook 02 now uses); with the ReLU at a 44-step warm-up (40-epoch ceiling), none. Both
+  changes are needed there.
 
 **input standardisation** (``input_norm``) -- ``"per_layer"``, as the reference: one mean and one
 standard deviation per weight tensor and per bias tensor of the training networks (Neural Graphs'
