@@ -97,7 +97,7 @@ class SineRegressionConfig(ComparisonSettings):
     # GMN's warm-up keeps the share of its run it has in Neural Graphs (1.16 %: 44 of medium's 3,750 planned steps),
     # not the protocol's 5 % (188 steps). Measured at medium on 2026-12-07 (1,000-INR zoo, GMN without the last
     # ReLU, batch 32): at 188 warm-up steps all three seeds sat at the InfoNCE chance value until the plateau rule
-    # stopped them at epoch 21; at 50 steps seeds 0 and 1 had left it by then (docs/claims.md). Only GMN has a warm-up
+    # stopped them at epoch 21; at 50 steps all three left it and trained (docs/claims.md). Only GMN has a warm-up
     warmup_share: float = NEURAL_GRAPHS_WARMUP_SHARE
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
     #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
