@@ -140,24 +140,21 @@ def test_gmn_reads_input_and_output_positions():
 
 
 @pytest.mark.parametrize("task", ["infonce", "classification"])
-def test_gmn_reads_the_infonce_embedding_before_the_references_last_relu(task):
-    """Neural Graphs' proj_out ends in a ReLU (kept for classification); on InfoNCE the embedding is read
-    before it (``embed_relu``), so it takes negative values, and the model stays permutation invariant."""
+def test_gmn_keeps_the_references_last_relu_and_can_read_before_it(task):
+    """Neural Graphs' proj_out ends in a ReLU (every task); ``embed_relu=False`` reads the embedding before it, so
+    it takes negative values, and the model stays permutation invariant."""
     torch.manual_seed(5)
     sizes = (1, 6, 6, 1)
     data = make_data(8, 2, sizes)
-    m = GMN(task, 4 if task == "infonce" else 3, sizes, 2, hidden=8, depth=2).double().eval()
-    inner = m.proj(m.pooled(data))
-    if task == "infonce":
-        assert not m.embed_relu and isinstance(m.proj[-1], torch.nn.Identity)
-        assert (inner < 0).any()
-        same = data.permute_hidden(random_hidden_perms(sizes, torch.Generator().manual_seed(6)))
-        assert torch.allclose(m.embed(data), m.embed(same), atol=1e-10)
-    else:
-        assert m.embed_relu and isinstance(m.proj[-1], torch.nn.ReLU)
-        assert (inner >= 0).all()
-    forced = GMN(task, 3, sizes, 2, hidden=8, depth=2, embed_relu=task == "infonce")
-    assert forced.embed_relu == (task == "infonce")  # the override wins over the task's default
+    out = 4 if task == "infonce" else 3
+    m = GMN(task, out, sizes, 2, hidden=8, depth=2).double().eval()
+    assert m.embed_relu and isinstance(m.proj[-1], torch.nn.ReLU)
+    assert (m.proj(m.pooled(data)) >= 0).all()
+    before = GMN(task, out, sizes, 2, hidden=8, depth=2, embed_relu=False).double().eval()
+    assert not before.embed_relu and isinstance(before.proj[-1], torch.nn.Identity)
+    assert (before.proj(before.pooled(data)) < 0).any()
+    same = data.permute_hidden(random_hidden_perms(sizes, torch.Generator().manual_seed(6)))
+    assert torch.allclose(before.embed(data), before.embed(same), atol=1e-10)
 
 
 def tiny_inr_zoo(tmp_path, n=150):

@@ -23,7 +23,6 @@ from hgutils.ledger import Claims
 from hgutils.plotting import pca_2d, use_style
 from hgutils.verdicts import all_of, compare_ordering, compare_spread
 from hgutils.weightspace.metanets.gth_gmn import CITATION
-from hgutils.weightspace.metanets.recipes import NEURAL_GRAPHS_WARMUP_SHARE
 from hgutils.weightspace.zoo import sine_zoo
 
 __all__ = [
@@ -94,11 +93,6 @@ class SineRegressionConfig(ComparisonSettings):
     lr_grid: tuple[float, ...] = ()  # per-family learning rates tried on the validation split (smoke: none)
     refine_steps: int = 3  # GTH-GMN stage-2 Riemannian refinement steps
     gth_protocols: tuple[str, ...] = SINE_GTH_PROTOCOLS  # GTH-GMN's grid: the protocols that train InfoNCE
-    # GMN's warm-up keeps the share of its run it has in Neural Graphs (1.16 %: 44 of medium's 3,750 planned steps),
-    # not the protocol's 5 % (188 steps). Measured at medium on 2026-12-07 (1,000-INR zoo, GMN without the last
-    # ReLU, batch 32): at 188 warm-up steps all three seeds sat at the InfoNCE chance value until the plateau rule
-    # stopped them at epoch 21; at 50 steps all three left it and trained (docs/claims.md). Only GMN has a warm-up
-    warmup_share: float = NEURAL_GRAPHS_WARMUP_SHARE
     #: measured wall minutes of the whole notebook on 2 CPU cores (``reproduce --scale medium``)
     #: inclusive ranges of the numeric fields; every count, size and step has an upper bound (a bad or absurd
     #: value is refused by ``from_scale``, so ``reproduce -p`` / ``sweep -p`` refuse it before launch)
@@ -118,7 +112,7 @@ class SineRegressionConfig(ComparisonSettings):
         # medium: every model to its plateau under the loop's plateau rule (patience 20, min_delta 1 % of the InfoNCE
         # loss, never before epoch 20) within a 150-epoch ceiling; DWSNet and GMN at the batch that gives their
         # ceiling as many optimiser steps as the shared batch 32 (fit_recipe_to_run: 512 and 128 -> 32, lr by the sqrt
-        # rule, GMN's 1,000-step warm-up cut to the reference's 1.16 % of the 3,750 planned steps: warmup_share);
+        # rule, GMN's 1,000-step warm-up cut to 5 % of the 3,750 planned steps, GMN's InfoNCE recipe without dropout);
         # GTH-GMN's stage 1 to its own plateau on the validation reconstruction loss under a 3,000-step ceiling;
         # GTH-GMN compiled as on 01 and 03.
         # Zoo: 1,000 INRs (800 / 100 / 100), a declared deviation from 2,000: at 2,000 DWSNet and GMN cost about

@@ -23,15 +23,13 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
   ``"mean"``: the mean of all node states beside the mean of all edge states -- the readout of this
   project's earlier GMN (an edge-MPNN with bias nodes and per-node LayerNorm, whose pooled vectors
   hardly differed between networks, so it stayed at chance on INR zoos), kept as an ablation.
-* **the embedding's last ReLU** (``embed_relu``) -- Neural Graphs' ``proj_out`` ends in a ReLU, kept for
-  classification and accuracy prediction. For the InfoNCE task the default reads the embedding before it
-  (a named deviation): on the sine INRs (1 -> 32 -> 32 -> 1, one output neuron) GMN starts from an almost
-  constant embedding (at initialisation the cosine between any two networks' embeddings exceeds 0.999, and the
-  training InfoNCE sits at its chance value ln(2B - 1)). What lets it leave that value was measured on notebook
-  02's medium zoo (2026-12-07, batch 32, 3 seeds): with the ReLU and a 188-step warm-up one seed of three left it;
-  without the ReLU, none at 188 steps and all three at a 50-step warm-up (about the reference's own share of
-  its run, which notebook 02 now uses); with the ReLU at a 44-step warm-up (40-epoch ceiling), none. Both
-  changes are needed there.
+* **the embedding's last ReLU** (``embed_relu``) -- Neural Graphs' ``proj_out`` ends in a ReLU; ``False`` reads the
+  embedding before it (an ablation). On notebook 02's InfoNCE task GMN at first sat at the chance value
+  ln(2B - 1) on most seeds whatever this and the warm-up's length were (medium zoo, 2026-12-07): the cause was
+  the model's own dropout (the classification script's 0.2), which gives the two InfoNCE views of one network
+  different masks while the embeddings of different networks start almost equal (cosine above 0.999). Without
+  it, as the InfoNCE recipe now runs, seeds 0 and 1 left chance at epoch 3 with the ReLU and the 188-step warm-up
+  (:data:`~.recipes.RECIPES`).
 
 **input standardisation** (``input_norm``) -- ``"per_layer"``, as the reference: one mean and one
 standard deviation per weight tensor and per bias tensor of the training networks (Neural Graphs'
@@ -97,10 +95,10 @@ class GMN(MetaNet):
     ``hidden`` 32, ``depth`` 4, ``readout`` ``"output"``, ``reverse_edges`` True, ``fourier_dim`` 128
     (0: a linear input map instead of Fourier features), ``fourier_sigma`` 3, ``norm`` ``"batch"``
     (:class:`~.pna.NodeNorm`), ``edge_updates`` True, ``modulate_edges`` True, ``pos_embed`` True,
-    ``dropout`` ``None`` -> the task's recipe (0.2 on classification, 0 on accuracy prediction),
+    ``dropout`` ``None`` -> the task's recipe (0.2 on classification, 0 on accuracy prediction and InfoNCE),
     ``input_norm`` ``"none"`` (``"per_layer"``: Neural Graphs' per-tensor standardisation of raw
-    weights, statistics from :meth:`fit_inputs`), ``embed_relu`` ``None`` -> the reference's last ReLU
-    except on the InfoNCE task (module docstring).
+    weights, statistics from :meth:`fit_inputs`), ``embed_relu`` True (the reference's last ReLU; module
+    docstring).
     """
 
     base_name: ClassVar[str] = "GMN"
@@ -124,7 +122,7 @@ class GMN(MetaNet):
         pos_embed: bool = True,
         snapshots: Snapshots = "last",
         input_norm: str = "none",
-        embed_relu: bool | None = None,
+        embed_relu: bool = True,
     ) -> None:
         super().__init__(task, hidden, out_dim, snapshots=snapshots)
         if readout not in READOUTS:
@@ -159,7 +157,7 @@ class GMN(MetaNet):
         self.norms = nn.ModuleList([NodeNorm(d, norm) for _ in range(depth - 1)])
         self.edge_mlps = nn.ModuleList([EdgeUpdate(d) for _ in range(depth - 1)]) if edge_updates else None
         n_read = {"output": sizes[-1] * d, "per_layer": (L + 1) * d, "mean": 2 * d}[readout]
-        self.embed_relu = task != "infonce" if embed_relu is None else bool(embed_relu)
+        self.embed_relu = bool(embed_relu)
         last = nn.ReLU() if self.embed_relu else nn.Identity()
         self.proj = nn.Sequential(nn.Linear(n_read, d), nn.ReLU(), nn.Linear(d, d), last)
         self.encoder_out, self.head = reference_output(task, d, out_dim)

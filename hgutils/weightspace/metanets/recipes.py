@@ -27,7 +27,6 @@ from hgutils.weightspace.augment import REFERENCE_DEFAULTS, WEIGHT_NOISE_DEFAULT
 __all__ = [
     "DOCUMENTATION_FIELDS",
     "LR_SCALING_RULES",
-    "NEURAL_GRAPHS_WARMUP_SHARE",
     "RECIPES",
     "RECIPE_INPUTS",
     "ReferenceRecipe",
@@ -103,11 +102,6 @@ class ReferenceRecipe:
 
 
 _NG = "mkofinas/neural-graphs"
-#: Neural Graphs' warm-up as a share of its own INR-classification run: 1,000 of 200 epochs x 430 optimiser steps
-#: (DWSNets' MNIST-INR split: 60,000 training INRs less 5,000 for validation, at batch 128) = 1.16 %. A run whose
-#: ``warmup_share`` is this keeps the reference's schedule shape (notebook 02, where the 5 % default left GMN at
-#: the InfoNCE chance value on every seed: ``hgutils.experiments.nb02_sine_regression``).
-NEURAL_GRAPHS_WARMUP_SHARE: float = 1_000 / (200 * math.ceil(55_000 / 128))
 _GMN_INR = ReferenceRecipe(
     optimizer="adamw",
     lr=1e-3,
@@ -209,10 +203,10 @@ RECIPES: dict[tuple[str, str], ReferenceRecipe] = {
     ("GMN", "infonce"): _reuse(
         _GMN_INR,
         "Neural Graphs has no self-supervised run; its INR-classification recipe (the DWSNets SSL protocol's "
-        f"optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512); {_NO_AUG_SSL}; the embedding is read before "
-        "proj_out's last ReLU (GMN's embed_relu; notebook 02 also runs this recipe's warm-up at the reference's own "
-        "share of its run, NEURAL_GRAPHS_WARMUP_SHARE)",
+        f"optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512) without its dropout, as DWSNets' SSL trainer runs "
+        f"its encoders; {_NO_AUG_SSL}",
         augment=None,
+        dropout=0.0,
     ),
     ("DWSNet", "classification"): _DWS_MNIST,
     ("DWSNet", "infonce"): _DWS_SSL,
