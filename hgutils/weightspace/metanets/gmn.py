@@ -28,7 +28,7 @@ Neural Graphs code (``mkofinas/neural-graphs``: ``configs/model/pna.yaml``,
   ln(2B - 1) on most seeds whatever this and the warm-up's length were (medium zoo, 2026-12-07): the cause was
   the model's own dropout (the classification script's 0.2), which gives the two InfoNCE views of one network
   different masks while the embeddings of different networks start almost equal (cosine above 0.999). Without
-  it, as the InfoNCE recipe now runs, seeds 0 and 1 left chance at epoch 3 with the ReLU and the 188-step warm-up
+  it, as the InfoNCE recipe now runs, all three seeds left chance at epoch 3 with the ReLU and the 188-step warm-up
   (:data:`~.recipes.RECIPES`).
 
 **input standardisation** (``input_norm``) -- ``"per_layer"``, as the reference: one mean and one
