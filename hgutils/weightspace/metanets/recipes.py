@@ -203,7 +203,7 @@ RECIPES: dict[tuple[str, str], ReferenceRecipe] = {
     ("GMN", "infonce"): _reuse(
         _GMN_INR,
         "Neural Graphs has no self-supervised run; its INR-classification recipe (the DWSNets SSL protocol's "
-        f"optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512) without its dropout, as DWSNets' SSL trainer runs "
+        "optimiser is AdamW 5e-3, wd 5e-4, 500 epochs, batch 512) without its dropout, as DWSNets' SSL trainer runs "
         f"its encoders; {_NO_AUG_SSL}",
         augment=None,
         dropout=0.0,
