@@ -105,7 +105,8 @@ class SineRegressionConfig(ComparisonSettings):
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = ComparisonSettings.CHOICES | {
         "schedule": ("log", "uniform")  # snapshot spacings of the zoos
     }
-    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 95.0}  # the 2026-12-04 publication (estimated)
+    # medium: the 2026-12-07 publication, 8,635 s from empty result and kernel caches
+    COST_MINUTES: ClassVar[dict[str, float]] = {"smoke": 0.5, "medium": 144.0}
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {},
